@@ -1,0 +1,132 @@
+"""The ``arenagym`` command, assembled lazily from each package's own subcommands.
+
+``env_servers`` is the package every install has (a server-only install has no torch), so the
+root lives here and imports a subcommand's module only when that subcommand runs: ``arenagym
+serve`` never imports the trainer, and a missing extra is reported with the install line.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated, Any
+
+import click
+import typer
+
+from env_servers.core import config as defaults
+
+SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
+    # name: (module:attribute of a Typer app or click command, one-line help, extra it needs)
+    "serve": ("env_servers.cli:serve_app", "Serve a game over HTTP and WebSocket.", None),
+    "play": ("clients.play:play_app", "Play a game in the terminal.", None),
+    "train": ("trainer.cli:train_app", "Train a model with GRPO against game servers.", "train"),
+    "eval": ("trainer.cli:eval_app", "Evaluate models on held-out episodes.", "train"),
+    "tiny-model": ("trainer.cli:tiny_model_app", "Write a tiny offline model.", "train"),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in SUBCOMMANDS if _available(name)]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in SUBCOMMANDS:
+            return None
+        target, help_text, extra = SUBCOMMANDS[name]
+        module_name, attribute = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            hint = f" Install it with: pip install 'arenagym[{extra}]'." if extra else ""
+            raise click.ClickException(
+                f"'arenagym {name}' is unavailable ({error}).{hint}"
+            ) from None
+        command: Any = getattr(module, attribute)
+        if isinstance(command, typer.Typer):
+            command = typer.main.get_command(command)
+        command.help = command.help or help_text
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _available(name: str) -> bool:
+    module_name = SUBCOMMANDS[name][0].split(":")[0]
+    return importlib.util.find_spec(module_name.split(".")[0]) is not None
+
+
+serve_app = typer.Typer(add_completion=False, no_args_is_help=False)
+
+
+@serve_app.command(help="Serve a game over HTTP and WebSocket (OpenEnv-compatible).")
+def serve(
+    game: Annotated[str | None, typer.Argument(help="Game id, e.g. wordle or countdown.")] = None,
+    host: Annotated[str, typer.Option(envvar="ARENAGYM_HOST", help="Interface to bind.")] = (
+        defaults.DEFAULT_HOST
+    ),
+    port: Annotated[int, typer.Option(envvar="ARENAGYM_PORT", help="Port to listen on.")] = (
+        defaults.DEFAULT_PORT
+    ),
+    max_sessions: Annotated[
+        int, typer.Option(envvar="ARENAGYM_MAX_SESSIONS", help="Open sessions at most.")
+    ] = defaults.DEFAULT_MAX_SESSIONS,
+    session_ttl: Annotated[
+        float,
+        typer.Option(
+            envvar="ARENAGYM_SESSION_TTL",
+            help="Seconds a session without a socket survives without requests.",
+        ),
+    ] = defaults.DEFAULT_SESSION_TTL,
+    log_level: Annotated[
+        str, typer.Option(envvar="ARENAGYM_LOG_LEVEL", help="critical|error|warning|info|debug.")
+    ] = "info",
+    allow_explicit_secrets: Annotated[
+        bool,
+        typer.Option(
+            envvar="ARENAGYM_ALLOW_EXPLICIT_SECRETS",
+            help="Accept reset fields that fix hidden information (e.g. Wordle's word).",
+        ),
+    ] = False,
+    max_message_bytes: Annotated[
+        int,
+        typer.Option(envvar="ARENAGYM_MAX_MESSAGE_BYTES", help="Largest frame or body answered."),
+    ] = defaults.DEFAULT_MAX_MESSAGE_BYTES,
+    list_games: Annotated[
+        bool, typer.Option("--list", help="List the registered games and exit.")
+    ] = False,
+) -> None:
+    from env_servers.core.registry import UnknownGame, load_environment, registered
+
+    if list_games:
+        for name, entry_point in registered().items():
+            typer.echo(f"{name}\t{entry_point.value}")
+        return
+    if game is None:
+        raise typer.BadParameter("name a game (see --list)", param_hint="GAME")
+    try:
+        env_type = load_environment(game)
+        settings = defaults.ServerSettings(
+            host=host,
+            port=port,
+            max_sessions=max_sessions,
+            session_ttl=session_ttl,
+            log_level=log_level.lower(),  # type: ignore[arg-type]
+            allow_explicit_secrets=allow_explicit_secrets,
+            max_message_bytes=max_message_bytes,
+        )
+    except (UnknownGame, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    from env_servers.core.server import serve as run_server
+
+    run_server(env_type, settings)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="arenagym")
+def main() -> None:
+    """arenagym: game environments for RL of language models, and a GRPO trainer."""

@@ -1,0 +1,228 @@
+"""Sessions: the one place where reset, step and state run, for both transports.
+
+A session is one game instance plus its bookkeeping. While a WebSocket is bound to it, it
+lives as long as the socket, however silent (a TRL rollout worker may sit idle for minutes
+between episodes). Without a socket (HTTP, or a dropped socket that may re-attach) it
+expires ``session_ttl`` seconds after its last request; a reaper task that always runs frees
+it. The number of sessions is bounded by ``max_sessions``.
+
+Game steps take microseconds, so everything here runs on the event loop: no locks, no thread
+per session. Requests arrive as already-parsed JSON values and are validated here, so both
+transports report the same errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from env_servers.core.config import ServerSettings
+from env_servers.core.environment import Environment
+from env_servers.core.errors import (
+    CapacityReached,
+    EnvironmentFailed,
+    EnvServerError,
+    EpisodeStateError,
+    FactoryFailed,
+    InvalidRequest,
+    UnknownSession,
+)
+from env_servers.core.models import Observation, State
+
+logger = logging.getLogger("arenagym.sessions")
+
+
+@dataclass(eq=False, slots=True)
+class Session:
+    """One game instance. ``socket`` is the WebSocket bound to it, if any."""
+
+    id: str
+    env: Environment[Any, Any, Any, Any]
+    last_seen: float
+    socket: Any = None
+    started: bool = False
+    done: bool = False
+    last_frame: bytes | str | None = None
+    """The last reset/step frame that carried an id, and the reply it got: a client that
+    re-sends it after a reconnect gets the same reply instead of a second step."""
+    last_reply: bytes = b""
+
+
+@dataclass(slots=True)
+class Counters:
+    """Totals since start, served by ``/health`` (tests read them to see traffic arrive)."""
+
+    sessions_opened: int = 0
+    sessions_expired: int = 0
+    resets: int = 0
+    steps: int = 0
+    errors: int = 0
+
+
+@dataclass(eq=False)
+class SessionManager:
+    """Creates, finds, runs and expires sessions of one game."""
+
+    env_type: type[Environment[Any, Any, Any, Any]]
+    settings: ServerSettings
+    clock: Callable[[], float] = time.monotonic
+    sessions: dict[str, Session] = field(default_factory=dict)
+    counters: Counters = field(default_factory=Counters)
+    draining: bool = False
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def open(self) -> Session:
+        """A new session, or ``CapacityReached`` when ``max_sessions`` are open."""
+        if self.draining:
+            raise CapacityReached("The server is shutting down; connect to another instance.")
+        if len(self.sessions) >= self.settings.max_sessions:
+            raise CapacityReached(
+                f"All {self.settings.max_sessions} sessions are in use. Close finished sessions "
+                "(DELETE /sessions/{id} or a 'close' frame), retry later, or start the server "
+                "with a larger --max-sessions."
+            )
+        try:
+            env = self.env_type()
+        except Exception as error:  # a broken game must not take the server down
+            logger.exception("creating a %s environment failed", self.env_type.name)
+            raise FactoryFailed(f"Could not create a {self.env_type.name} game: {error}") from None
+        session = Session(id=secrets.token_urlsafe(16), env=env, last_seen=self.clock())
+        self.sessions[session.id] = session
+        self.counters.sessions_opened += 1
+        return session
+
+    def get(self, session_id: str | None) -> Session:
+        """The live session with this id; ``UnknownSession`` says how to get one."""
+        session = self.sessions.get(session_id) if session_id else None
+        if session is None:
+            if not session_id:
+                raise UnknownSession(
+                    "No session id given. POST /reset first and pass the session_id it returns "
+                    "(in the body or the X-Session-Id header)."
+                )
+            raise UnknownSession(
+                f"Unknown session '{session_id}': it was closed or expired after "
+                f"{self.settings.session_ttl:g} s without requests. Reset to start a new one."
+            )
+        session.last_seen = self.clock()
+        return session
+
+    def close(self, session: Session) -> None:
+        if self.sessions.pop(session.id, None) is not None:
+            try:
+                session.env.close()
+            except Exception:
+                logger.exception("closing session %s failed", session.id)
+
+    def attach(self, session_id: str, socket: Any) -> tuple[Session, Any]:
+        """Bind a socket to an existing session; returns it and the socket it replaced."""
+        session = self.get(session_id)
+        previous, session.socket = session.socket, socket
+        return session, previous
+
+    def detach(self, session: Session, socket: Any) -> None:
+        """The socket is gone. A session with an episode worth resuming waits for the TTL;
+        one that never started is freed at once."""
+        if session.socket is not socket:
+            return  # already re-attached elsewhere
+        session.socket = None
+        session.last_seen = self.clock()
+        if not session.started or self.draining:
+            self.close(session)
+
+    @property
+    def active(self) -> int:
+        return len(self.sessions)
+
+    # -- the game ------------------------------------------------------------------------
+
+    def reset(self, session: Session, kwargs: Any) -> Observation:
+        env = session.env
+        if kwargs is None:
+            kwargs = {}
+        elif not isinstance(kwargs, dict):
+            raise InvalidRequest('Reset parameters must be a JSON object, e.g. {"seed": 7}.')
+        try:
+            options = env.reset_type.model_validate(kwargs)
+        except ValidationError as error:
+            raise InvalidRequest.from_validation("reset parameters", error) from None
+        secret = options.SECRET_FIELDS & options.model_fields_set
+        if secret and not self.settings.allow_explicit_secrets:
+            raise InvalidRequest(
+                f"Reset field(s) {', '.join(sorted(secret))} fix hidden information and are only "
+                "accepted when the server runs with --allow-explicit-secrets."
+            )
+        observation = self._run(env.reset, options)
+        session.started, session.done = True, observation.done
+        self.counters.resets += 1
+        return observation
+
+    def step(self, session: Session, action_data: Any) -> Observation:
+        if not session.started:
+            raise EpisodeStateError("No episode is running in this session: send a reset first.")
+        if session.done:
+            raise EpisodeStateError("This episode is over: send a reset to start a new one.")
+        env = session.env
+        if not isinstance(action_data, dict):
+            raise InvalidRequest(
+                f"The action must be a JSON object with the fields of {env.action_type.__name__}."
+            )
+        try:
+            action = env.action_type.model_validate(action_data)
+        except ValidationError as error:
+            raise InvalidRequest.from_validation("action", error) from None
+        observation = self._run(env.step, action)
+        session.done = observation.done
+        self.counters.steps += 1
+        return observation
+
+    def state(self, session: Session) -> State:
+        if not session.started:
+            raise EpisodeStateError("No episode is running in this session: send a reset first.")
+        try:
+            return session.env.state
+        except Exception as error:
+            raise self._failure(error) from None
+
+    def _run(self, method: Callable[[Any], Observation], argument: Any) -> Observation:
+        try:
+            return method(argument)
+        except EnvServerError:
+            raise
+        except Exception as error:
+            raise self._failure(error) from None
+
+    def _failure(self, error: Exception) -> EnvironmentFailed:
+        if isinstance(error, ValueError):
+            return EnvironmentFailed(str(error), status=400)
+        logger.exception("%s raised", self.env_type.name, exc_info=error)
+        return EnvironmentFailed(f"The game failed: {type(error).__name__}: {error}")
+
+    # -- expiry --------------------------------------------------------------------------
+
+    def reap(self) -> int:
+        """Close sessions without a socket that have been silent longer than the TTL."""
+        deadline = self.clock() - self.settings.session_ttl
+        expired = [s for s in self.sessions.values() if s.socket is None and s.last_seen < deadline]
+        for session in expired:
+            self.close(session)
+        self.counters.sessions_expired += len(expired)
+        return len(expired)
+
+    async def reap_forever(self) -> None:
+        interval = min(max(self.settings.session_ttl / 4, 0.05), 30.0)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                if expired := self.reap():
+                    logger.info("expired %d idle session(s)", expired)
+            except Exception:  # the reaper must outlive any bug in a game's close()
+                logger.exception("session reaper failed")

@@ -1,0 +1,98 @@
+"""``arenagym serve`` as a real process: flags, environment variables, SIGTERM drain."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+ARENAGYM = [sys.executable, "-m", "env_servers"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited: {process.stderr.read().decode()}")  # type: ignore[union-attr]
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("server did not become healthy")
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    env = {**os.environ, "ARENAGYM_PORT": str(port), "ARENAGYM_MAX_SESSIONS": "7"}
+    process = subprocess.Popen(
+        [*ARENAGYM, "serve", "wordle", "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
+
+
+def test_settings_come_from_environment_variables(
+    served: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    url, _ = served
+    assert httpx.get(f"{url}/health").json()["max_sessions"] == 7
+
+
+def test_sigterm_drains_and_closes_sockets_with_1001(
+    served: tuple[str, subprocess.Popen[bytes]],
+) -> None:
+    url, process = served
+    ws_url = url.replace("http", "ws") + "/ws"
+    with connect(ws_url) as ws:
+        ws.send(json.dumps({"type": "reset", "data": {}}))
+        assert json.loads(ws.recv(timeout=5))["type"] == "observation"
+        process.send_signal(signal.SIGTERM)
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=10)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
+    # uvicorn re-raises the signal once drained, so the exit status says "terminated"
+    assert process.wait(timeout=15) in (0, -signal.SIGTERM)
+
+
+def test_list_and_unknown_game() -> None:
+    listed = subprocess.run([*ARENAGYM, "serve", "--list"], capture_output=True, text=True)
+    assert listed.returncode == 0
+    assert "wordle" in listed.stdout and "countdown" in listed.stdout
+    unknown = subprocess.run([*ARENAGYM, "serve", "chess"], capture_output=True, text=True)
+    assert unknown.returncode != 0
+    assert "Unknown game 'chess'" in unknown.stderr and "wordle" in unknown.stderr
+
+
+def test_bad_setting_is_reported_not_raised() -> None:
+    result = subprocess.run(
+        [*ARENAGYM, "serve", "wordle", "--max-sessions", "0"], capture_output=True, text=True
+    )
+    assert result.returncode != 0 and "max_sessions must be at least 1" in result.stderr
+    assert "Traceback" not in result.stderr

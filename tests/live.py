@@ -1,0 +1,51 @@
+"""Real game servers on real loopback sockets, run in a thread of the test process."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from env_servers.core.config import ServerSettings
+from env_servers.core.registry import load_environment
+from env_servers.core.server import DrainingServer, build_config
+
+
+class LiveServer:
+    """A game server running in a thread of the test process, on 127.0.0.1 and a free port."""
+
+    def __init__(self, game: str, settings: ServerSettings) -> None:
+        self.env_type = load_environment(game)
+        self.config = build_config(self.env_type, replace(settings, host="127.0.0.1", port=0))
+        self.server = DrainingServer(self.config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def sessions(self) -> Any:
+        return self.config.app.state.sessions
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("test server did not start")
+            time.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.ws_url = f"ws://127.0.0.1:{port}/ws"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=20)
+
+
+@contextlib.contextmanager
+def live_server(game: str, **settings: Any) -> Iterator[LiveServer]:
+    base = ServerSettings(log_level="warning", allow_explicit_secrets=True)
+    with LiveServer(game, replace(base, **settings)) as server:
+        yield server
