@@ -45,7 +45,7 @@ class LazyGroup(click.Group):
             ) from None
         command: Any = getattr(module, attribute)
         if isinstance(command, typer.Typer):
-            command = typer.main.get_command(command)
+            return TyperCommand(name, command, help_text)
         command.help = command.help or help_text
         return command
 
@@ -53,6 +53,24 @@ class LazyGroup(click.Group):
         rows = [(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+class TyperCommand(click.Command):
+    """Runs a Typer app as a subcommand. Typer carries its own copy of click, so its app is
+    handed the remaining arguments and exits by itself (help, usage errors) rather than being
+    nested as a command of this group."""
+
+    def __init__(self, name: str, app: typer.Typer, help_text: str) -> None:
+        super().__init__(
+            name,
+            help=help_text,
+            add_help_option=False,
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        )
+        self.app = app
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return self.app(args=ctx.args, prog_name=ctx.command_path)
 
 
 def _available(name: str) -> bool:

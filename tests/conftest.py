@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +21,15 @@ def wordle_server() -> Iterator[LiveServer]:
 def countdown_server() -> Iterator[LiveServer]:
     with live_server("countdown") as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny offline model, built once per machine (cached) or per run."""
+    pytest.importorskip("trl")
+    from trainer.tiny import default_cache_dir, tiny_model_path
+
+    cache = os.environ.get("ARENAGYM_CACHE")
+    return tiny_model_path(
+        default_cache_dir() if cache else tmp_path_factory.mktemp("tiny") / "model"
+    )

@@ -29,13 +29,13 @@ from env_servers.core.protocol import (
     WS_CLOSE_GOING_AWAY,
     WS_CLOSE_REPLACED,
     WS_CLOSE_SESSION_GONE,
+    WS_CLOSE_TRY_LATER,
 )
 from env_servers.core.sessions import Session, SessionManager
 
 logger = logging.getLogger("arenagym.server")
 
 JSON = "application/json"
-WS_CLOSE_TRY_LATER = 1013
 
 
 def _json(body: bytes, status: int = 200) -> Response:

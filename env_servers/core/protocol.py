@@ -39,8 +39,8 @@ WS_CLOSE_SESSION_GONE = 4404
 """Close code after a re-attach names a session that no longer exists."""
 WS_CLOSE_REPLACED = 4409
 """Close code sent to a socket whose session was re-attached by another socket."""
-WS_CLOSE_CAPACITY = 4503
-"""Close code after ``CAPACITY_REACHED`` at connect."""
+WS_CLOSE_TRY_LATER = 1013
+"""Close code after ``CAPACITY_REACHED`` at connect (RFC 6455's "try again later")."""
 
 
 class ErrorCode(StrEnum):

@@ -32,7 +32,10 @@ Where we differ, on purpose:
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
 from uuid import uuid4
+
+from pydantic import BaseModel
 
 from env_servers.core.environment import Environment
 from env_servers.wordle import game
@@ -75,7 +78,25 @@ _RESUBMIT = (
 _WIN = "Congratulations! You guessed the word correctly!"
 _OUT_OF_GUESSES = "The turn limit has been reached. You didn't guess the word."
 _TOO_MANY_INVALID = f"Too many invalid moves ({game.MAX_INVALID_MOVES}): the game is over."
-_LEGAL_PLAYERS = (0,)
+
+_ModelT = TypeVar("_ModelT", bound=BaseModel)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _build(cls: type[_ModelT], values: dict[str, Any]) -> _ModelT:
+    """An instance of ``cls`` from complete, already-valid field values, without validation.
+
+    Sets the same four slots pydantic's ``model_construct`` sets, but without its per-field
+    default lookup (3-4 us for an observation; this is ~1 us). ``values`` must hold every
+    field with a value of the right type; the tests compare the result to validated models.
+    """
+    model = _new(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 class WordleEnvironment(
@@ -110,7 +131,7 @@ class WordleEnvironment(
         self._prompt = "[GAME] " + prompt.strip()
         self._transcript = _GAME + prompt
         self._guesses = []
-        return self._observation(None, False, None, {})
+        return self._observation(None, None, {})
 
     def step(self, action: WordleAction) -> WordleObservation:
         current = self._game
@@ -130,13 +151,13 @@ class WordleEnvironment(
         reason = current.attempt(word)
         if reason is None:
             guessed, marks = current.guesses[-1]
-            self._guesses.append(GuessFeedback.model_construct(word=guessed, feedback=marks))
+            self._guesses.append(_build(GuessFeedback, {"word": guessed, "feedback": marks}))
             text = (
                 f"{_PLAYER}{echo}{_GAME}You submitted [{guessed}].\nFeedback:\n"
                 f"{' '.join(guessed.upper())}\n{' '.join(marks)}"
             )
             if current.won:
-                text += f"{_GAME}{_WIN}"
+                text += _GAME + _WIN
             else:
                 text += f"\nYou have {current.guesses_left} guesses left."
                 if current.done:
@@ -157,7 +178,7 @@ class WordleEnvironment(
                 "wordle.correct": reward,
             }
         }
-        return self._observation(reward, reason is not None, reason, info)
+        return self._observation(reward, reason, info)
 
     @property
     def state(self) -> WordleState:
@@ -178,41 +199,49 @@ class WordleEnvironment(
         )
 
     def _observation(
-        self, reward: float | None, invalid: bool, reason: str | None, info: dict[str, object]
+        self, reward: float | None, reason: str | None, info: dict[str, Any]
     ) -> WordleObservation:
         """Assemble an observation from known-good parts, without re-validating them."""
         current = self._game
         assert current is not None
         attempted = current.attempted
         distinct = len(current.attempts)
-        signals = WordleRewardSignals.model_construct(
-            greens=current.greens,
-            yellows=current.yellows,
-            best_greens=current.best_greens,
-            best_yellows=current.best_yellows,
-            attempted_guesses=attempted,
-            distinct_attempted=distinct,
-            repeats_attempted=attempted - distinct,
-            correct=current.won,
-            invalid_count=current.invalid_count,
+        done = current.done
+        signals = _build(
+            WordleRewardSignals,
+            {
+                "greens": current.greens,
+                "yellows": current.yellows,
+                "best_greens": current.best_greens,
+                "best_yellows": current.best_yellows,
+                "attempted_guesses": attempted,
+                "distinct_attempted": distinct,
+                "repeats_attempted": attempted - distinct,
+                "correct": current.won,
+                "invalid_count": current.invalid_count,
+            },
         )
-        message = TextArenaMessage.model_construct(
-            sender_id=-1, content=self._transcript, category="MESSAGE"
+        message = _build(
+            TextArenaMessage,
+            {"sender_id": -1, "content": self._transcript, "category": "MESSAGE"},
         )
-        return WordleObservation.model_construct(
-            done=current.done,
-            reward=reward,
-            metadata={},
-            prompt=self._prompt,
-            messages=[message],
-            current_player_id=0,
-            legal_players=list(_LEGAL_PLAYERS),
-            info=info,
-            guesses=list(self._guesses),
-            guesses_left=current.guesses_left,
-            invalid_move=invalid,
-            reason=reason,
-            reward_signals=signals,
-            hard_mode=current.hard_mode,
-            answer=current.secret if current.done else None,
+        return _build(
+            WordleObservation,
+            {
+                "done": done,
+                "reward": reward,
+                "metadata": {},
+                "prompt": self._prompt,
+                "messages": [message],
+                "current_player_id": 0,
+                "legal_players": [0],
+                "info": info,
+                "guesses": self._guesses.copy(),
+                "guesses_left": game.MAX_GUESSES - len(current.guesses),
+                "invalid_move": reason is not None,
+                "reason": reason,
+                "reward_signals": signals,
+                "hard_mode": current.hard_mode,
+                "answer": current.secret if done else None,
+            },
         )

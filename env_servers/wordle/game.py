@@ -242,7 +242,7 @@ class WordleGame:
     def _refusal(self, word: str) -> str | None:
         """Why a well-formed 5-letter word is refused, or None."""
         if word in self.guessed:
-            return f"You have already guessed '{word}' before. Please try a different word."
+            return f"You have already guessed '{word}' before; try a different word."
         if word not in allowed_words():
             return (
                 f"'{word}' is not an English word in the Wordle word list. "

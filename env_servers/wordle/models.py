@@ -64,9 +64,7 @@ class WordleAction(Action):
             "or 'I will try [crane]'. A message without brackets is taken whole as the word."
         ),
     )
-    guess: str | None = Field(
-        default=None, description="The guessed word itself, e.g. 'crane'."
-    )
+    guess: str | None = Field(default=None, description="The guessed word itself, e.g. 'crane'.")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WordleAction:

@@ -1,0 +1,277 @@
+"""The load client: concurrent WebSocket sessions playing Wordle in a closed loop.
+
+Each session is one coroutine on one socket: reset (a random seed, no explicit word), then
+guess random answer words until ``done``, then reset again. Only step frames are timed and
+counted, and only inside the measurement window that follows the warm-up; resets still
+cost the server CPU, so "CPU per 1,000 steps" includes one reset per ~6 steps on every
+server alike. The client sends what OpenEnv's own server accepts (no extensions), so the
+same traffic runs against every server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+from websockets.asyncio.client import ClientConnection, connect
+
+CONNECT_CONCURRENCY = 128
+"""Handshakes in flight at once: below uvicorn's listen backlog (2048), so none is dropped."""
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+MAX_ERRORS = 100
+"""Give up on a run after this many error frames: the numbers would mean nothing."""
+
+
+class Probe(Protocol):
+    """What the client reads of the server process (see ``procs.ServerProcess``)."""
+
+    def cpu_seconds(self) -> float: ...
+
+    def rss_bytes(self) -> int: ...
+
+
+class ServerError(RuntimeError):
+    """The server answered with something other than an observation."""
+
+
+@dataclass
+class _Recorder:
+    words: Sequence[str]
+    active: bool = False
+    stopping: bool = False
+    steps: int = 0
+    resets: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """One closed-loop run; latencies in milliseconds, CPU in seconds over the window."""
+
+    sessions: int
+    seconds: float
+    steps: int
+    resets: int
+    errors: int
+    steps_per_s: float
+    p50_ms: float
+    p99_ms: float
+    server_cpu_s: float
+    server_cpu_s_per_1k_steps: float
+    client_cpu_s_per_1k_steps: float
+    server_cores: float
+    """Cores the server kept busy on average: near 1.0, one process is saturated."""
+    client_cores: float
+    other_cores: float
+    """Cores busy with neither (other work on the machine): latency suffers, CPU/step less."""
+    rss_load_bytes: int
+
+
+@dataclass(frozen=True)
+class OpenResult:
+    """``count`` sessions held open at once, each after one reset."""
+
+    count: int
+    opened: int
+    seconds_to_open: float
+    rss_before_bytes: int
+    rss_open_bytes: int
+    rss_per_session_bytes: float
+
+
+async def _connect(url: str) -> ClientConnection:
+    return await connect(
+        url,
+        compression=None,  # every server runs without per-message deflate anyway
+        proxy=None,
+        max_size=None,
+        ping_interval=None,  # uvicorn pings idle sockets; the client need not
+        open_timeout=60,
+        close_timeout=5,
+    )
+
+
+def _reply(raw: str | bytes) -> Any:
+    message = orjson.loads(raw)
+    if message.get("type") != "observation":
+        raise ServerError(f"expected an observation frame, got {str(raw)[:300]}")
+    return message["data"]
+
+
+def _reset_frame(rng: random.Random) -> bytes:
+    return orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
+
+
+async def _play(ws: ClientConnection, rng: random.Random, rec: _Recorder) -> None:
+    frames = [
+        orjson.dumps({"type": "step", "data": {"message": f"[{w}]"}}).decode()
+        for w in rng.sample(list(rec.words), len(rec.words))
+    ]
+    clock = time.perf_counter
+    while not rec.stopping:
+        await ws.send(_reset_frame(rng).decode())
+        done = _reply(await ws.recv(decode=False))["done"]
+        rec.resets += rec.active
+        while not done and not rec.stopping:
+            frame = frames[rng.randrange(len(frames))]
+            start = clock()
+            await ws.send(frame)
+            raw = await ws.recv(decode=False)
+            elapsed = clock() - start
+            try:
+                done = _reply(raw)["done"]
+            except ServerError:
+                rec.errors += 1
+                if rec.errors >= MAX_ERRORS:
+                    raise
+                break  # start a fresh episode
+            if rec.active:
+                rec.steps += 1
+                rec.latencies.append(elapsed)
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def _open_all(url: str, count: int) -> list[ClientConnection]:
+    gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+    async def one() -> ClientConnection:
+        async with gate:
+            return await _connect(url)
+
+    results = await asyncio.gather(*(one() for _ in range(count)), return_exceptions=True)
+    sockets = [r for r in results if isinstance(r, ClientConnection)]
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        await _close_all(sockets)
+        raise RuntimeError(
+            f"{len(failures)} of {count} connections failed; first: {failures[0]!r}"
+        ) from failures[0]
+    return sockets
+
+
+async def _close_all(sockets: Sequence[ClientConnection]) -> None:
+    gate = asyncio.Semaphore(CONNECT_CONCURRENCY * 4)
+
+    async def one(ws: ClientConnection) -> None:
+        async with gate:
+            await ws.close()
+
+    await asyncio.gather(*(one(ws) for ws in sockets), return_exceptions=True)
+
+
+async def run_load(
+    url: str,
+    probe: Probe,
+    *,
+    sessions: int,
+    warmup: float,
+    duration: float,
+    words: Sequence[str],
+    seed: int,
+) -> LoadResult:
+    """Connect ``sessions`` sockets, play for ``warmup`` s, then measure for ``duration`` s."""
+    rec = _Recorder(words)
+    master = random.Random(seed)
+    sockets = await _open_all(url, sessions)
+    players = [
+        asyncio.create_task(_play(ws, random.Random(master.random()), rec)) for ws in sockets
+    ]
+    try:
+        await asyncio.wait(players, timeout=warmup, return_when=asyncio.FIRST_EXCEPTION)
+        _raise_failures(players)
+        cpu0, client0, busy0 = probe.cpu_seconds(), _own_cpu(), _machine_busy()
+        t0 = time.perf_counter()
+        rec.active = True
+        await asyncio.wait(players, timeout=duration, return_when=asyncio.FIRST_EXCEPTION)
+        rec.active = False
+        cpu1, client1, busy1 = probe.cpu_seconds(), _own_cpu(), _machine_busy()
+        t1 = time.perf_counter()
+        rss = probe.rss_bytes()
+        _raise_failures(players)
+        rec.stopping = True
+        await asyncio.wait_for(asyncio.gather(*players), timeout=30)
+    finally:
+        for task in players:
+            task.cancel()
+        await _close_all(sockets)
+    seconds, ordered = t1 - t0, sorted(rec.latencies)
+    per_1k = 1000 / rec.steps if rec.steps else float("nan")
+    return LoadResult(
+        sessions=sessions,
+        seconds=round(seconds, 3),
+        steps=rec.steps,
+        resets=rec.resets,
+        errors=rec.errors,
+        steps_per_s=rec.steps / seconds,
+        p50_ms=_percentile(ordered, 0.50) * 1000,
+        p99_ms=_percentile(ordered, 0.99) * 1000,
+        server_cpu_s=cpu1 - cpu0,
+        server_cpu_s_per_1k_steps=(cpu1 - cpu0) * per_1k,
+        client_cpu_s_per_1k_steps=(client1 - client0) * per_1k,
+        server_cores=(cpu1 - cpu0) / seconds,
+        client_cores=(client1 - client0) / seconds,
+        other_cores=max(0.0, (busy1 - busy0) - (cpu1 - cpu0) - (client1 - client0)) / seconds,
+        rss_load_bytes=rss,
+    )
+
+
+async def hold_open(url: str, probe: Probe, *, count: int, seed: int) -> OpenResult:
+    """Open ``count`` sessions, reset each (so a game exists), and read the server's RSS
+    while all of them are open."""
+    rng = random.Random(seed)
+    before = probe.rss_bytes()
+    start = time.perf_counter()
+    sockets: list[ClientConnection] = []
+    try:
+        sockets = await _open_all(url, count)
+        gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+        async def reset(ws: ClientConnection) -> None:
+            async with gate:
+                await ws.send(_reset_frame(rng).decode())
+                _reply(await ws.recv(decode=False))
+
+        await asyncio.gather(*(reset(ws) for ws in sockets))
+        seconds = time.perf_counter() - start
+        await asyncio.sleep(0.5)  # let the server settle before reading its memory
+        rss = probe.rss_bytes()
+    finally:
+        await _close_all(sockets)
+    return OpenResult(
+        count=count,
+        opened=len(sockets),
+        seconds_to_open=round(seconds, 2),
+        rss_before_bytes=before,
+        rss_open_bytes=rss,
+        rss_per_session_bytes=(rss - before) / count,
+    )
+
+
+def _own_cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _machine_busy() -> float:
+    """CPU-seconds all cores spent busy since boot (``/proc/stat``: all but idle, iowait)."""
+    with open("/proc/stat") as stat:
+        ticks = [int(t) for t in stat.readline().split()[1:]]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / _CLOCK_TICKS
+
+
+def _raise_failures(tasks: Sequence[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]

@@ -1,0 +1,108 @@
+"""A real GRPOTrainer with the tiny offline model, trained against live game servers through
+the adapters."""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl")
+
+from datasets import Dataset
+from trl import GRPOConfig, GRPOTrainer
+
+from clients.trl import make_env_factory
+from tests.live import LiveServer
+from trainer.rewards import WORDLE_REWARDS, countdown_solved
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+pytestmark = pytest.mark.slow
+
+
+def grpo_config(output_dir: Path, **overrides: Any) -> GRPOConfig:
+    values: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "per_device_train_batch_size": 4,
+        "num_generations": 2,
+        "max_completion_length": 96,
+        "max_steps": 2,
+        "learning_rate": 1e-3,
+        "logging_steps": 1,
+        "report_to": "none",
+        "save_strategy": "no",
+        "use_cpu": True,
+        "bf16": False,
+        "seed": 0,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    return GRPOConfig(**{**values, **overrides})
+
+
+def episodes(game: str, n: int) -> Dataset:
+    prompt = {
+        "wordle": "Play Wordle. Guess the secret five-letter word with the guess tool.",
+        "countdown": "Solve the Countdown puzzle with the submit tool.",
+    }[game]
+    rows = [
+        {"prompt": [{"role": "user", "content": prompt}], "seed": i, "split": "train"}
+        for i in range(n)
+    ]
+    return Dataset.from_list(rows)
+
+
+def test_grpo_trains_wordle_through_the_guess_tool(
+    tiny_model: Path, wordle_server: LiveServer, tmp_path: Path
+) -> None:
+    played: dict[int, set[str]] = defaultdict(set)
+    rollouts: dict[int, int] = defaultdict(int)
+
+    def record_secret(
+        completions: list[Any], environments: list[Any], seed: list[int], **_: Any
+    ) -> list[float]:
+        """Peek at the server's side of each rollout's session: which word it played."""
+        for env, row_seed in zip(environments, seed, strict=True):
+            session = wordle_server.sessions.sessions[env._client.session_id]
+            played[row_seed].add(session.env._game.secret)
+            rollouts[row_seed] += 1
+        return [0.0] * len(completions)
+
+    resets_before = wordle_server.sessions.counters.resets
+    functions = [function for function, _ in WORDLE_REWARDS.values()]
+    weights = [weight for _, weight in WORDLE_REWARDS.values()]
+    trainer = GRPOTrainer(
+        model=str(tiny_model),
+        reward_funcs=[*functions, record_secret],
+        args=grpo_config(tmp_path, reward_weights=[*weights, 0.0]),
+        train_dataset=episodes("wordle", 8),
+        environment_factory=make_env_factory("wordle", url=wordle_server.url),
+    )
+    trainer.train()
+
+    # every rollout's episode was started on the server (2 steps x 4 rollouts)
+    assert wordle_server.sessions.counters.resets - resets_before == 8
+    logged = {key for entry in trainer.state.log_history for key in entry}
+    for name in ("wordle_correct", "wordle_greens", "wordle_yellows", "wordle_repetition"):
+        assert f"rewards/{name}/mean" in logged
+    assert rollouts and all(count % 2 == 0 for count in rollouts.values())
+    assert all(len(words) == 1 for words in played.values()), played  # a GRPO group, one word
+
+
+def test_grpo_trains_countdown_through_the_submit_tool(
+    tiny_model: Path, countdown_server: LiveServer, tmp_path: Path
+) -> None:
+    resets_before = countdown_server.sessions.counters.resets
+    trainer = GRPOTrainer(
+        model=str(tiny_model),
+        reward_funcs=[countdown_solved],
+        args=grpo_config(tmp_path),
+        train_dataset=episodes("countdown", 8),
+        environment_factory=make_env_factory("countdown", url=countdown_server.url, attempts=2),
+    )
+    trainer.train()
+    assert countdown_server.sessions.counters.resets - resets_before == 8
+    logged = {key for entry in trainer.state.log_history for key in entry}
+    assert "rewards/countdown_solved/mean" in logged

@@ -1,0 +1,184 @@
+"""A tiny Qwen3 model and tokenizer built offline, deterministically.
+
+``model: tiny`` in a config names this model: the whole pipeline (train, checkpoint, evaluate,
+report) then runs on a CPU in a minute with no network. The tokenizer is a byte-level BPE
+trained in memory on a fixed corpus, with Qwen's special tokens and TRL's exact Qwen3 chat
+template, so TRL recognises it for tool calling; the weights are a random initialisation
+from a fixed seed, warmed up briefly to call the tools and write answer tags.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+TINY_MODEL = "tiny"
+"""The reserved model name."""
+
+SPECIAL_TOKENS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<tool_call>",
+    "</tool_call>",
+    "<tool_response>",
+    "</tool_response>",
+    "<think>",
+    "</think>",
+]
+VOCAB_SIZE = 512
+SEED = 1234
+WARMUP_STEPS = 60
+"""Next-token steps on game-shaped replies, so the tiny model already calls tools and
+writes answer tags: a random model never would, and GRPO would have nothing to reward."""
+WARMUP_WORDS = ("crane", "slate", "audio", "trace", "adieu", "stare", "roate", "salet")
+_CORPUS = [
+    "You are playing Wordle. Guess the secret five-letter word with the guess tool.",
+    "Numbers: 3, 9, 7. Target: 20. Use each number exactly once. <answer>3 * 9 - 7</answer>",
+    '<tool_call>\n{"name": "guess", "arguments": {"word": "crane"}}\n</tool_call>',
+    '<tool_call>\n{"name": "submit", "arguments": {"expression": "(3 + 9) * 2"}}\n</tool_call>',
+    "G Y X G X crane slate trace audio adieu 0 1 2 3 4 5 6 7 8 9 + - * / ( ) = user assistant system tool",
+]
+
+
+def _config_version() -> str:
+    """Changes whenever what is built here changes, so a stale cache is rebuilt."""
+    parts = [SPECIAL_TOKENS, VOCAB_SIZE, SEED, _CORPUS, WARMUP_STEPS, WARMUP_WORDS, _ARCH]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
+
+
+_ARCH = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "head_dim": 16,
+}
+
+
+def _warmup_texts(tokenizer: object) -> list[str]:
+    """Whole conversations rendered as TRL renders them, tool schemas included: a ``guess``
+    call for Wordle, a ``submit`` call or an answer tag for Countdown."""
+    import random
+
+    from clients.trl import CountdownToolEnv, WordleToolEnv
+
+    rng = random.Random(SEED)
+    texts = []
+    for i in range(24):
+        a, b, c = (rng.randint(1, 9) for _ in range(3))
+        puzzle = f"Numbers: {a}, {b}, {c}. Target: {a + b * c}."
+        tools: list[object] | None = None
+        if i % 3 == 0:
+            word = rng.choice(WARMUP_WORDS)
+            call = {"name": "guess", "arguments": {"word": word}}
+            user, tools = "Play Wordle: find the secret five-letter word.", [WordleToolEnv.guess]
+        elif i % 3 == 1:
+            call = {"name": "submit", "arguments": {"expression": f"{a} + {b} * {c}"}}
+            user, tools = f"Solve the Countdown puzzle. {puzzle}", [CountdownToolEnv.submit]
+        else:
+            reply = f"<answer>{a} + {b} * {c}</answer>"
+            user = f"{puzzle} Answer in <answer></answer>."
+        if tools:
+            reply = f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
+        messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+        texts.append(
+            tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+                messages, tools=tools, tokenize=False, enable_thinking=False
+            )
+        )
+    return texts
+
+
+def _warm_up(model: object, tokenizer: object) -> None:
+    import torch
+
+    texts = _warmup_texts(tokenizer)
+    batch = tokenizer(texts, return_tensors="pt", padding=True)  # type: ignore[operator]
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    # learn only the replies: everything up to the last assistant header is context
+    header = tokenizer("<|im_start|>assistant", add_special_tokens=False)["input_ids"][0]  # type: ignore[operator]
+    for row in range(labels.shape[0]):
+        starts = (batch["input_ids"][row] == header).nonzero()
+        labels[row, : int(starts[-1]) + 1] = -100
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-2)  # type: ignore[attr-defined]
+    model.train()  # type: ignore[attr-defined]
+    for _ in range(WARMUP_STEPS):
+        loss = model(**batch, labels=labels).loss  # type: ignore[operator]
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval()  # type: ignore[attr-defined]
+
+
+def default_cache_dir() -> Path:
+    root = os.environ.get("ARENAGYM_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "arenagym"
+    )
+    return Path(root) / f"tiny-model-{_config_version()}"
+
+
+def write_tiny_model(directory: str | Path) -> Path:
+    """Build the tiny model and tokenizer and save both to ``directory``."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+    from trl.chat_template_utils import qwen3_chat_template
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    bpe.train_from_iterator(
+        _CORPUS * 4,
+        trainers.BpeTrainer(
+            vocab_size=VOCAB_SIZE,
+            special_tokens=SPECIAL_TOKENS,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=SPECIAL_TOKENS[1:],
+    )
+    tokenizer.chat_template = qwen3_chat_template
+    torch.manual_seed(SEED)
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        **_ARCH,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+    )
+    model = Qwen3ForCausalLM(config)
+    _warm_up(model, tokenizer)
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def tiny_model_path(cache_dir: str | Path | None = None) -> Path:
+    """The cached tiny model, built on first use (atomically, so parallel runs are safe)."""
+    target = Path(cache_dir) if cache_dir else default_cache_dir()
+    if (target / "config.json").exists():
+        return target
+    staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
+    write_tiny_model(staging)
+    try:
+        staging.rename(target)
+    except OSError:  # another process finished first
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
