@@ -42,7 +42,8 @@ class ServerError(RuntimeError):
 
 @dataclass
 class _Recorder:
-    words: Sequence[str]
+    step_frames: Sequence[str]
+    """One step frame per answer word, encoded once and shared by all sessions."""
     active: bool = False
     stopping: bool = False
     steps: int = 0
@@ -105,18 +106,18 @@ def _reply(raw: str | bytes) -> Any:
     return message["data"]
 
 
-def _reset_frame(rng: random.Random) -> bytes:
-    return orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
+def _reset_frame(rng: random.Random) -> str:
+    return orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}}).decode()
+
+
+def _step_frames(words: Sequence[str]) -> list[str]:
+    return [orjson.dumps({"type": "step", "data": {"message": f"[{w}]"}}).decode() for w in words]
 
 
 async def _play(ws: ClientConnection, rng: random.Random, rec: _Recorder) -> None:
-    frames = [
-        orjson.dumps({"type": "step", "data": {"message": f"[{w}]"}}).decode()
-        for w in rng.sample(list(rec.words), len(rec.words))
-    ]
-    clock = time.perf_counter
+    frames, clock = rec.step_frames, time.perf_counter
     while not rec.stopping:
-        await ws.send(_reset_frame(rng).decode())
+        await ws.send(_reset_frame(rng))
         done = _reply(await ws.recv(decode=False))["done"]
         rec.resets += rec.active
         while not done and not rec.stopping:
@@ -182,7 +183,7 @@ async def run_load(
     seed: int,
 ) -> LoadResult:
     """Connect ``sessions`` sockets, play for ``warmup`` s, then measure for ``duration`` s."""
-    rec = _Recorder(words)
+    rec = _Recorder(_step_frames(words))
     master = random.Random(seed)
     sockets = await _open_all(url, sessions)
     players = [
@@ -240,7 +241,7 @@ async def hold_open(url: str, probe: Probe, *, count: int, seed: int) -> OpenRes
 
         async def reset(ws: ClientConnection) -> None:
             async with gate:
-                await ws.send(_reset_frame(rng).decode())
+                await ws.send(_reset_frame(rng))
                 _reply(await ws.recv(decode=False))
 
         await asyncio.gather(*(reset(ws) for ws in sockets))

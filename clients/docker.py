@@ -7,23 +7,14 @@ itself. The container is stopped and removed by ``RunningContainer.stop``.
 
 from __future__ import annotations
 
-import socket
-import time
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from clients.errors import ConnectError
+from clients.local_server import free_port, wait_healthy
 
 CONTAINER_PORT = 8000
 """Port the arenagym image listens on (``ARENAGYM_PORT``)."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -77,16 +68,10 @@ def start_container(
 
 
 def _wait_healthy(running: RunningContainer, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def exited() -> str | None:
         running.container.reload()
-        if running.container.status == "exited":
-            logs = running.container.logs(tail=20).decode(errors="replace")
-            raise ConnectError(f"The container exited while starting:\n{logs}")
-        try:
-            if httpx.get(f"{running.url}/health", timeout=2, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.25)
-    raise ConnectError(f"{running.url} did not become healthy within {timeout:g} s.")
+        if running.container.status != "exited":
+            return None
+        return running.container.logs(tail=20).decode(errors="replace")
+
+    wait_healthy(running.url, timeout, exited)

@@ -10,27 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
-import httpx
 import typer
 from rich.console import Console, RenderableType
 
 from clients.base import EnvClient
 from clients.errors import ClientError, ConnectError
+from clients.local_server import ServerStartError
+from clients.local_server import local_server as serve_locally
 
-SERVER_START_TIMEOUT = 30.0
-"""Seconds a local server may take to answer ``/health`` (imports dominate: ~1-2 s)."""
-SERVER_STOP_TIMEOUT = 5.0
-"""Seconds a local server gets to drain after SIGTERM before it is killed."""
 QUIT_WORDS = frozenset({":q", ":quit", ":exit"})
 
 
@@ -47,10 +39,6 @@ class TransportChoice(StrEnum):
 
 class Quit(Exception):
     """The player asked to leave (``:q``, Ctrl-D, Ctrl-C at a prompt)."""
-
-
-class ServerStartError(Exception):
-    """The local server did not come up; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,67 +60,16 @@ class GameUI:
 # -- the local server ---------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def local_server(game: str, console: Console) -> Iterator[str]:
-    """Run ``python -m env_servers serve GAME`` on a free port until the block exits.
-
-    The server gets its own session, so a Ctrl-C in the terminal reaches only us: we close
-    the game's session first, then stop the server (SIGTERM, then SIGKILL after a grace).
-    """
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "env_servers", "serve", game]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+    """A local server for the game while the block runs, with a status line while it starts."""
+    with contextlib.ExitStack() as stack:
+        with console.status(f"Starting a local {game} server…"):
+            server = stack.enter_context(serve_locally(game))
+        console.print(
+            f"[dim]Local {game} server on {server.url} (pid {server.pid}); it stops when you quit."
         )
-        try:
-            with console.status(f"Starting a local {game} server…"):
-                _wait_healthy(url, process, log)
-            console.print(
-                f"[dim]Local {game} server on {url} (pid {process.pid}); it stops when you quit."
-            )
-            yield url
-        finally:
-            _stop(process)
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Any) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            log.seek(0)
-            tail = log.read().decode(errors="replace").strip().splitlines()[-3:]
-            detail = " / ".join(tail) or f"exit code {process.returncode}"
-            raise ServerStartError(f"The local server exited at start: {detail}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1.0, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.05)
-    raise ServerStartError(
-        f"The local server did not answer {url}/health within {SERVER_START_TIMEOUT:.0f} s."
-    )
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(SERVER_STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        yield server.url
 
 
 # -- the loop -----------------------------------------------------------------------------------

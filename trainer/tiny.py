@@ -30,7 +30,7 @@ SPECIAL_TOKENS = [
 ]
 VOCAB_SIZE = 512
 SEED = 1234
-WARMUP_STEPS = 60
+WARMUP_STEPS = 300
 """Next-token steps on game-shaped replies, so the tiny model already calls tools and
 writes answer tags: a random model never would, and GRPO would have nothing to reward."""
 WARMUP_WORDS = ("crane", "slate", "audio", "trace", "adieu", "stare", "roate", "salet")
@@ -68,7 +68,7 @@ def _warmup_texts(tokenizer: object) -> list[str]:
 
     rng = random.Random(SEED)
     texts = []
-    for i in range(24):
+    for i in range(9):
         a, b, c = (rng.randint(1, 9) for _ in range(3))
         puzzle = f"Numbers: {a}, {b}, {c}. Target: {a + b * c}."
         tools: list[object] | None = None

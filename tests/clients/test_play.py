@@ -18,7 +18,8 @@ import pytest
 from rich.console import Console, RenderableType
 from typer.testing import CliRunner
 
-from clients.play import Quit, ask, free_port, play_app
+from clients.local_server import free_port
+from clients.play import Quit, ask, play_app
 from clients.play_countdown import format_value, render_countdown
 from clients.play_wordle import letter_marks, render_wordle
 from env_servers.countdown.expression import verify

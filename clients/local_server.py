@@ -1,0 +1,95 @@
+"""Start a game server on this machine for as long as a block runs.
+
+Used wherever a command needs a game and was given no URL (``arenagym play``, the trainer,
+evaluation): ``python -m env_servers serve GAME`` on a free loopback port, in its own process
+session (a Ctrl-C in the terminal reaches only the caller), stopped with SIGTERM and then
+SIGKILL after a grace period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from clients.errors import ConnectError
+
+START_TIMEOUT = 30.0
+STOP_TIMEOUT = 5.0
+
+
+class ServerStartError(ConnectError):
+    """A local server exited or did not become healthy."""
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_healthy(url: str, timeout: float, exited: Callable[[], str | None] = lambda: None) -> None:
+    """Poll ``url/health`` until it answers 200; ``exited`` returns why the server died, if
+    it did, so a crash is reported at once instead of after the timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (reason := exited()) is not None:
+            raise ServerStartError(f"The server exited at start: {reason}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1.0, trust_env=False).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise ServerStartError(f"{url}/health did not answer within {timeout:g} s.")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalServer:
+    url: str
+    pid: int
+
+
+@contextlib.contextmanager
+def local_server(game: str, args: Sequence[str] = ()) -> Iterator[LocalServer]:
+    """Serve ``game`` on a free port until the block exits."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "env_servers", "serve", game]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *args]
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+
+        def exited() -> str | None:
+            if process.poll() is None:
+                return None
+            log.seek(0)
+            tail = log.read().decode(errors="replace").strip().splitlines()[-3:]
+            return " / ".join(tail) or f"exit code {process.returncode}"
+
+        try:
+            wait_healthy(url, START_TIMEOUT, exited)
+            yield LocalServer(url, process.pid)
+        finally:
+            stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
