@@ -1,7 +1,7 @@
 """``create_app()``: the HTTP and WebSocket routes, thin shells over ``sessions.py``.
 
-WebSocket ``/ws`` speaks OpenEnv's frames (one connection, one session) plus the extensions
-in ``protocol.EXTENSIONS``. HTTP is stateful: ``POST /reset`` opens a session whose id the
+WebSocket ``/ws`` (``ws.py``) speaks OpenEnv's frames (one connection, one session) plus the
+extensions in ``protocol.EXTENSIONS``. HTTP is stateful: ``POST /reset`` opens a session whose id the
 other routes take, so a person can play with curl.
 """
 
@@ -13,25 +13,21 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import FastAPI, Request, WebSocket
+from fastapi import FastAPI, Request
 from fastapi.responses import Response
-from starlette.websockets import WebSocketState
 
 from env_servers.core import wire
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
-from env_servers.core.errors import EnvServerError, InvalidRequest, UnknownMessageType
+from env_servers.core.errors import EnvServerError, InvalidRequest
 from env_servers.core.protocol import (
     EXTENSIONS,
     PROTOCOL_NAME,
     PROTOCOL_VERSION,
     SESSION_HEADER,
-    WS_CLOSE_GOING_AWAY,
-    WS_CLOSE_REPLACED,
-    WS_CLOSE_SESSION_GONE,
-    WS_CLOSE_TRY_LATER,
 )
-from env_servers.core.sessions import Session, SessionManager
+from env_servers.core.sessions import SessionManager
+from env_servers.core.ws import WebSocketEndpoint
 
 logger = logging.getLogger("arenagym.server")
 
@@ -84,6 +80,19 @@ def _body_doc(schema: dict[str, Any], example: dict[str, Any]) -> dict[str, Any]
     return {"requestBody": {"required": False, "content": content}}
 
 
+class GameApp(FastAPI):
+    """FastAPI, except that ``/ws`` frames skip the middleware stack: every send and receive
+    of a game step would otherwise pass through its wrappers."""
+
+    websocket_endpoint: WebSocketEndpoint
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and scope["path"] == "/ws":
+            await self.websocket_endpoint(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+
 def create_app(
     env_type: type[Environment[Any, Any, Any, Any]], settings: ServerSettings | None = None
 ) -> FastAPI:
@@ -115,7 +124,7 @@ def create_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await reaper
 
-    app = FastAPI(
+    app = GameApp(
         title=f"arenagym · {env_type.name}",
         description=env_type.description,
         version=env_type.version,
@@ -197,108 +206,7 @@ def create_app(
         """JSON schemas of the action, observation, state and reset parameters."""
         return schemas
 
-    @app.websocket("/ws")
-    async def websocket(socket: WebSocket) -> None:
-        await socket.accept()
-        resume = socket.query_params.get("session_id")
-        try:
-            if resume:
-                session, previous = manager.attach(resume, socket)
-                if previous is not None:
-                    await _close_quietly(previous, WS_CLOSE_REPLACED, "re-attached elsewhere")
-            else:
-                session = manager.open()
-                session.socket = socket
-        except EnvServerError as error:
-            manager.counters.errors += 1
-            await socket.send_text(wire.error_frame(error).decode())
-            code = WS_CLOSE_SESSION_GONE if resume else WS_CLOSE_TRY_LATER
-            await _close_quietly(socket, code, error.code.value)
-            return
-        try:
-            await _serve_socket(manager, session, socket, settings.max_message_bytes)
-        finally:
-            manager.detach(session, socket)
+    app.websocket_endpoint = WebSocketEndpoint(manager)
+    app.router.add_websocket_route("/ws", app.websocket_endpoint)
 
     return app
-
-
-async def _serve_socket(
-    manager: SessionManager, session: Session, socket: WebSocket, limit: int
-) -> None:
-    """Answer frames until the client closes or disconnects. A bad frame gets an error frame
-    and the socket stays open."""
-    receive, send = socket.receive, socket.send
-    while True:
-        message = await receive()
-        if message["type"] == "websocket.disconnect":
-            return
-        raw = message.get("text")
-        if raw is None:
-            raw = message.get("bytes") or b""
-        reply, close = _answer(manager, session, raw, limit)
-        if close:
-            manager.close(session)
-            await _close_quietly(socket, 1000, "closed")
-            return
-        try:
-            await send({"type": "websocket.send", "text": reply.decode()})
-        except Exception:  # the peer vanished between receive and send
-            return
-
-
-def _answer(
-    manager: SessionManager, session: Session, raw: str | bytes, limit: int
-) -> tuple[bytes, bool]:
-    """One frame in, one frame out (and whether the client asked to close)."""
-    request_id = None
-    try:
-        if len(raw) > limit:
-            raise InvalidRequest(f"Frame larger than {limit} bytes. Send one message at a time.")
-        message = wire.loads(raw)
-        if not isinstance(message, dict):
-            raise InvalidRequest(
-                'A frame must be a JSON object like {"type": "step", "data": {…}}.'
-            )
-        request_id = message.get("id")
-        kind = message.get("type")
-        if kind == "step" or kind == "reset":
-            if request_id is not None and raw == session.last_frame:
-                return session.last_reply, False  # a retry after reconnect: don't play twice
-            if kind == "step":
-                observation = manager.step(session, message.get("data"))
-                body = wire.result_body(observation, None)
-            else:
-                observation = manager.reset(session, message.get("data"))
-                body = wire.result_body(observation, session.id)
-            reply = wire.frame("observation", body, request_id)
-            if request_id is not None:
-                session.last_frame, session.last_reply = raw, reply
-            return reply, False
-        if kind == "state":
-            state = manager.state(session)
-            return wire.frame("state", wire.model_json(state), request_id), False
-        if kind == "close":
-            return b"", True
-        raise UnknownMessageType(
-            f"Unknown message type {kind!r}. Use one of: reset, step, state, close."
-        )
-    except EnvServerError as error:
-        manager.counters.errors += 1
-        return wire.error_frame(error, request_id), False
-
-
-async def _close_quietly(socket: WebSocket, code: int, reason: str) -> None:
-    if socket.application_state == WebSocketState.DISCONNECTED:
-        return
-    with contextlib.suppress(Exception):
-        await socket.close(code, reason)
-
-
-async def close_all_sockets(manager: SessionManager) -> None:
-    """Drain: refuse new sessions, then close every bound socket with 1001 (going away)."""
-    manager.draining = True
-    sockets = [s.socket for s in manager.sessions.values() if s.socket is not None]
-    await asyncio.gather(
-        *(_close_quietly(socket, WS_CLOSE_GOING_AWAY, "server shutting down") for socket in sockets)
-    )

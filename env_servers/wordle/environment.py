@@ -25,8 +25,9 @@ Where we differ, on purpose:
 - Invalid moves cost no guess and the episode is lost on the ``MAX_INVALID_MOVES``-th;
   TextArena ends it on the second consecutive one. A lost game scores 0.0, not TextArena's
   fraction of letters matched. ``reward`` is None after reset (OpenEnv sends 0.0).
-- ``prompt`` is always the rules; OpenEnv's server sends the transcript until the first
-  valid guess and then the string ``"Wordle-v0"``.
+- ``prompt`` is the rules until the first accepted guess, then ``"Wordle-v0"``, as OpenEnv's
+  server sends it (it sends the transcript before that; the rules are its start). The rules
+  stay at the start of ``messages[0].content``, and the reply stays small.
 - Optional hard mode (TextArena's "hardcore" is a larger word list, not hard mode).
 """
 
@@ -69,6 +70,7 @@ _BEGIN = "Enter your guess to begin.\n"
 PROMPT = _RULES + _BEGIN
 HARD_MODE_PROMPT = _RULES + _HARD_RULES + _BEGIN
 
+_ENV_ID = "Wordle-v0"
 _GAME = "\n[GAME] "
 _PLAYER = "\n[Player] "
 _INVALID = "You attempted an invalid move. Reason: "
@@ -150,6 +152,7 @@ class WordleEnvironment(
 
         reason = current.attempt(word)
         if reason is None:
+            self._prompt = _ENV_ID  # as OpenEnv's server, once the first guess is accepted
             guessed, marks = current.guesses[-1]
             self._guesses.append(_build(GuessFeedback, {"word": guessed, "feedback": marks}))
             text = (
