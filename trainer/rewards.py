@@ -58,3 +58,37 @@ WORDLE_REWARDS: dict[str, tuple[RewardFunction, float]] = {
     "repetition": (wordle_repetition, 1.5),
 }
 """The published Wordle recipe's rewards and weights."""
+
+
+class CountdownVerifier:
+    """Binary reward for single-turn Countdown, verified by the Countdown server: each
+    completion is sent as the ``message`` answer of its row's puzzle (``seed``, ``split``), so
+    the extraction and the verifier live in the game, not here."""
+
+    __name__ = "countdown_correct"
+
+    def __init__(self, client: Any, reset: dict[str, Any] | None = None) -> None:
+        self.client = client
+        self.reset = dict(reset or {})
+
+    def __call__(
+        self, completions: Sequence[Any], seed: Sequence[int], split: Sequence[str], **_: Any
+    ) -> list[float]:
+        rewards = []
+        for completion, row_seed, row_split in zip(completions, seed, split, strict=True):
+            text = completion[-1]["content"] if isinstance(completion, list) else completion
+            self.client.reset(seed=row_seed, split=row_split, **self.reset)
+            result = self.client.step({"message": text or ""})
+            rewards.append(1.0 if result.observation.correct else 0.0)
+        return rewards
+
+
+def reward_functions(game: str, weights: dict[str, float], verifier: Any = None) -> tuple[list[RewardFunction], list[float]]:
+    """The configured reward functions and their weights, in a stable order."""
+    available: dict[str, RewardFunction] = (
+        {name: function for name, (function, _) in WORDLE_REWARDS.items()}
+        if game == "wordle"
+        else {"correct": verifier}
+    )
+    names = [name for name in available if name in weights]
+    return [available[name] for name in names], [weights[name] for name in names]

@@ -1,0 +1,134 @@
+"""``arenagym train``: config validation, overrides, both games on live servers, kill and
+resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+from tests.live import LiveServer
+from trainer.config import TrainConfig, load_config
+from trainer.train import last_complete_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "configs" / "tiny-offline.yaml"
+ARENAGYM = [sys.executable, "-m", "env_servers"]
+
+
+def steps_in(metrics: Path) -> list[int]:
+    return [json.loads(line)["step"] for line in metrics.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"game": "chess"}, "game must be one of wordle, countdown"),
+        ({"num_generations": 3, "per_device_train_batch_size": 8}, "multiple of num_generations"),
+        ({"num_generations": 1}, "at least 2"),
+        ({"backend": "vllm-colocate", "model": "tiny"}, "needs a GPU"),
+        ({"push_to_hub": True}, "hub_model_id"),
+        ({"game": "countdown", "rewards": {"greens": 1.0}}, "unknown reward"),
+        ({"learning_rate": 0}, "learning_rate must be positive"),
+    ],
+)
+def test_invalid_configs_fail_early_and_say_what_to_change(
+    overrides: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**overrides)  # type: ignore[arg-type]
+
+
+def test_shipped_configs_load() -> None:
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        config = load_config(path)
+        assert config.reward_weights
+    wordle = load_config(ROOT / "configs" / "wordle-qwen3-1.7b.yaml")
+    assert wordle.reward_weights == {"correct": 3.0, "greens": 1.0, "yellows": 0.5, "repetition": 1.5}
+    assert (wordle.num_generations, wordle.learning_rate, wordle.gradient_accumulation_steps) == (2, 1e-6, 48)
+    countdown = load_config(ROOT / "configs" / "countdown-qwen2.5-0.5b.yaml", max_steps=3)
+    assert countdown.max_steps == 3 and countdown.lora and countdown.beta == 0.005
+    with pytest.raises(ValueError, match="Unknown config field"):
+        load_config(TINY, no_such_field=1)
+
+
+def test_cli_rejects_bad_overrides_without_a_traceback() -> None:
+    result = subprocess.run(
+        [*ARENAGYM, "train", "--config", str(TINY), "--num-generations", "3"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2 and "multiple of num_generations" in result.stderr
+    assert "Traceback" not in result.stderr
+    result = subprocess.run([*ARENAGYM, "train", "--bogus-field", "1"], capture_output=True, text=True)
+    assert result.returncode == 2 and "Unknown config field 'bogus_field'" in result.stderr
+
+
+@pytest.mark.slow
+def test_train_countdown_and_wordle_on_live_servers(
+    tiny_model: Path, countdown_server: LiveServer, wordle_server: LiveServer, tmp_path: Path
+) -> None:
+    from trainer.train import train
+
+    for game, server in (("countdown", countdown_server), ("wordle", wordle_server)):
+        before = server.sessions.counters.resets
+        output = tmp_path / game
+        config = load_config(
+            TINY,
+            game=game,
+            output_dir=str(output),
+            max_steps=2,
+            save_steps=1,
+            episodes=8,
+            max_completion_length=64,
+            **{f"{game}_url": server.url},
+        )
+        train(config)
+        assert steps_in(output / "metrics.jsonl") == [1, 2]
+        record = json.loads((output / "metrics.jsonl").read_text().splitlines()[-1])
+        assert "reward" in record and "solve_rate" in record
+        assert last_complete_checkpoint(output) == output / "checkpoint-2"
+        assert (output / "model.safetensors").exists()
+        assert server.sessions.counters.resets > before  # episodes were played on the server
+
+
+@pytest.mark.slow
+def test_killed_training_resumes_from_the_last_complete_checkpoint(
+    tiny_model: Path, countdown_server: LiveServer, tmp_path: Path
+) -> None:
+    output = tmp_path / "run"
+    command = [
+        *ARENAGYM, "train", "--config", str(TINY), "--output-dir", str(output),
+        "--countdown-url", countdown_server.url, "--max-steps", "40", "--save-steps", "3",
+    ]  # fmt: skip
+    env = {**os.environ, "ARENAGYM_CACHE": str(tiny_model.parent)} if "ARENAGYM_CACHE" in os.environ else None
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 240
+    while not (output / "checkpoint-6" / "trainer_state.json").exists():
+        assert first.poll() is None, first.stderr.read().decode()  # type: ignore[union-attr]
+        assert time.monotonic() < deadline, "no checkpoint appeared"
+        time.sleep(0.2)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    # a checkpoint being written when the process died is set aside, never resumed from
+    (output / "checkpoint-99").mkdir()
+    resume_point = last_complete_checkpoint(output)
+    assert resume_point is not None and resume_point.name.startswith("checkpoint-")
+    assert (output / "checkpoint-99.incomplete").exists()
+    resumed_at = int(resume_point.name.split("-")[1])
+
+    second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert f"resuming from {resume_point}" in second.stderr
+    steps = steps_in(output / "metrics.jsonl")
+    assert steps[-1] == 40
+    assert resumed_at + 1 in steps[steps.index(resumed_at) + 1 :]  # the count went on from there
+    assert (output / "model.safetensors").exists()

@@ -1,0 +1,200 @@
+"""GRPO training against game servers with TRL.
+
+Wordle trains multi-turn through the ``guess`` tool (``environment_factory``); Countdown trains
+as the published recipe does, one text answer per puzzle, verified by the Countdown server.
+Checkpoints are complete only once their ``trainer_state.json`` (written last) parses; a run
+started again in the same output directory resumes from the last complete one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+from trainer.config import TrainConfig
+from trainer.progress import MetricsFile, RichProgress
+
+logger = logging.getLogger("arenagym.train")
+CHECKPOINT_PREFIX = "checkpoint-"
+
+
+def _step_of(path: Path) -> int:
+    suffix = path.name[len(CHECKPOINT_PREFIX) :]
+    return int(suffix) if suffix.isdigit() else -1
+
+
+def is_complete(checkpoint: Path) -> bool:
+    try:
+        json.loads((checkpoint / "trainer_state.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def last_complete_checkpoint(output_dir: str | Path) -> Path | None:
+    """The newest ``checkpoint-N`` whose save finished; half-written ones (a killed run) are
+    renamed ``*.incomplete`` so that nothing resumes from them."""
+    root = Path(output_dir)
+    if not root.is_dir():
+        return None
+    checkpoints = sorted(
+        (p for p in root.iterdir() if p.is_dir() and _step_of(p) >= 0), key=_step_of
+    )
+    complete = [p for p in checkpoints if is_complete(p)]
+    for partial in set(checkpoints) - set(complete):
+        target = partial.with_name(partial.name + ".incomplete")
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+        logger.warning("set aside the incomplete checkpoint %s", partial)
+    return complete[-1] if complete else None
+
+
+def grpo_args(config: TrainConfig) -> Any:
+    """TRL's ``GRPOConfig`` for this run."""
+    from trl import GRPOConfig
+
+    backend: dict[str, Any] = {"use_vllm": config.backend != "transformers"}
+    if config.backend == "vllm-colocate":
+        backend |= {"vllm_mode": "colocate", "vllm_gpu_memory_utilization": config.vllm_gpu_memory_utilization}
+    elif config.backend == "vllm-server":
+        backend |= {
+            "vllm_mode": "server",
+            "vllm_server_host": config.vllm_server_host,
+            "vllm_server_port": config.vllm_server_port,
+        }
+    return GRPOConfig(
+        output_dir=config.output_dir,
+        seed=config.seed,
+        num_generations=config.num_generations,
+        per_device_train_batch_size=config.per_device_train_batch_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        learning_rate=config.learning_rate,
+        beta=config.beta,
+        loss_type=config.loss_type,
+        max_completion_length=config.max_completion_length,
+        temperature=config.temperature,
+        num_train_epochs=config.num_train_epochs,
+        max_steps=config.max_steps,
+        warmup_steps=config.warmup_steps,
+        logging_steps=config.logging_steps,
+        save_strategy="steps",
+        save_steps=config.save_steps,
+        save_total_limit=config.save_total_limit,
+        report_to=[] if config.logging == "none" else [config.logging],
+        push_to_hub=config.push_to_hub,
+        hub_model_id=config.hub_model_id,
+        use_cpu=config.use_cpu,
+        bf16=config.bf16 if config.bf16 is not None else _bf16_supported(config),
+        disable_tqdm=True,
+        chat_template_kwargs={"enable_thinking": config.enable_thinking},
+        **backend,
+    )
+
+
+def _bf16_supported(config: TrainConfig) -> bool:
+    import torch
+
+    return not config.use_cpu and torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+def peft_config(config: TrainConfig) -> Any:
+    if not config.lora:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=config.lora_target_modules,
+        task_type="CAUSAL_LM",
+    )
+
+
+def model_path(config: TrainConfig) -> str:
+    from trainer.tiny import TINY_MODEL, tiny_model_path
+
+    return str(tiny_model_path()) if config.model == TINY_MODEL else config.model
+
+
+def train(config: TrainConfig) -> Path:
+    """Train, checkpointing as configured, and save the final model in ``output_dir``."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+    from datasets import Dataset
+    from transformers.trainer_callback import PrinterCallback
+    from trl import GRPOTrainer
+
+    from clients.games import CountdownClient
+    from clients.local_server import local_server
+    from clients.trl import make_env_factory
+    from trainer import data
+    from trainer.rewards import CountdownVerifier, reward_functions
+
+    output_dir = Path(config.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "train_config.json").write_text(json.dumps(config.to_dict(), indent=2))
+    with contextlib.ExitStack() as stack:
+        url = config.server_url() or stack.enter_context(local_server(config.game)).url
+        environment_factory = None
+        verifier = None
+        if config.game == "wordle":
+            rows = data.wordle_rows(config.seed, config.episodes, config.prompt)
+            environment_factory = make_env_factory(
+                "wordle", url=url, transport=config.transport, **config.reset
+            )
+        else:
+            client = stack.enter_context(CountdownClient.from_url(url, transport=config.transport))
+            rows = data.countdown_rows(client, config.seed, config.episodes, config.reset)
+            verifier = CountdownVerifier(client, config.reset)
+        functions, weights = reward_functions(config.game, config.reward_weights, verifier)
+        args = grpo_args(config)
+        args.reward_weights = weights
+        metrics = MetricsFile(output_dir / "metrics.jsonl", solve_key=_solve_key(config))
+        trainer = GRPOTrainer(
+            model=model_path(config),
+            reward_funcs=functions,
+            args=args,
+            train_dataset=Dataset.from_list(rows),
+            environment_factory=environment_factory,
+            peft_config=peft_config(config),
+            callbacks=[metrics, RichProgress(config.game, metrics)],
+        )
+        trainer.remove_callback(PrinterCallback)  # the progress bar and metrics.jsonl say it
+        resume_from = last_complete_checkpoint(output_dir) if config.resume else None
+        if resume_from is not None and _finished(resume_from, trainer):
+            logger.warning("%s already reached the last step: the run is complete", resume_from)
+            _publish(resume_from, output_dir)
+            return output_dir
+        if resume_from is not None:
+            logger.warning("resuming from %s", resume_from)
+        trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
+        trainer.save_model(str(output_dir))
+        trainer.processing_class.save_pretrained(str(output_dir))
+    return output_dir
+
+
+def _finished(checkpoint: Path, trainer: Any) -> bool:
+    state = json.loads((checkpoint / "trainer_state.json").read_text())
+    return 0 < trainer.args.max_steps <= int(state.get("global_step", 0))
+
+
+TRAINING_STATE = {"optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json", "training_args.bin"}
+
+
+def _publish(checkpoint: Path, output_dir: Path) -> None:
+    """Make the checkpoint's model the final model in ``output_dir`` (a run killed after its
+    last checkpoint but before the final save)."""
+    for item in checkpoint.iterdir():
+        if item.is_file() and item.name not in TRAINING_STATE:
+            shutil.copy2(item, output_dir / item.name)
+
+
+def _solve_key(config: TrainConfig) -> str:
+    return "rewards/wordle_correct/mean" if config.game == "wordle" else "rewards/countdown_correct/mean"
