@@ -16,6 +16,10 @@ WORDLE_INSTRUCTION = (
     "Play Wordle. Find the secret five-letter word by calling the `guess` tool, one word at a "
     "time, and use the feedback to choose the next guess."
 )
+COUNTDOWN_TOOL_INSTRUCTION = (
+    "Solve the Countdown puzzle: call the `submit` tool with an arithmetic expression that "
+    "makes the target."
+)
 SEED_SPACE = 2**31
 MAX_DRAWS_PER_EPISODE = 50
 
@@ -25,11 +29,16 @@ def episode_seeds(run_seed: int) -> random.Random:
     return random.Random(f"arenagym-episodes-{run_seed}")
 
 
-def wordle_rows(run_seed: int, episodes: int, instruction: str | None = None) -> list[dict[str, Any]]:
+def wordle_rows(
+    run_seed: int, episodes: int, instruction: str | None = None
+) -> list[dict[str, Any]]:
     """Rows for tool-calling Wordle: the adapter's ``reset`` adds the game's opening text."""
     rng = episode_seeds(run_seed)
     prompt = [{"role": "user", "content": instruction or WORDLE_INSTRUCTION}]
-    return [{"prompt": prompt, "seed": rng.randrange(SEED_SPACE), "split": "train"} for _ in range(episodes)]
+    return [
+        {"prompt": prompt, "seed": rng.randrange(SEED_SPACE), "split": "train"}
+        for _ in range(episodes)
+    ]
 
 
 def countdown_rows(

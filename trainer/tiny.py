@@ -30,7 +30,8 @@ SPECIAL_TOKENS = [
 ]
 VOCAB_SIZE = 512
 SEED = 1234
-WARMUP_STEPS = 300
+WARMUP_STEPS = 150
+WARMUP_EXAMPLES = 12
 """Next-token steps on game-shaped replies, so the tiny model already calls tools and
 writes answer tags: a random model never would, and GRPO would have nothing to reward."""
 WARMUP_WORDS = ("crane", "slate", "audio", "trace", "adieu", "stare", "roate", "salet")
@@ -45,7 +46,17 @@ _CORPUS = [
 
 def _config_version() -> str:
     """Changes whenever what is built here changes, so a stale cache is rebuilt."""
-    parts = [SPECIAL_TOKENS, VOCAB_SIZE, SEED, _CORPUS, WARMUP_STEPS, WARMUP_WORDS, _ARCH]
+    parts = [
+        SPECIAL_TOKENS,
+        VOCAB_SIZE,
+        SEED,
+        _CORPUS,
+        WARMUP_STEPS,
+        WARMUP_EXAMPLES,
+        WARMUP_WORDS,
+        _ARCH,
+        2,
+    ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
 
 
@@ -60,36 +71,44 @@ _ARCH = {
 
 
 def _warmup_texts(tokenizer: object) -> list[str]:
-    """Whole conversations rendered as TRL renders them, tool schemas included: a ``guess``
-    call for Wordle, a ``submit`` call or an answer tag for Countdown."""
+    """Conversations exactly as training renders them (the trainer's instructions, the games'
+    own opening text and prompts, tool schemas included), each ending in a well-formed reply:
+    a ``guess`` call for Wordle, a ``submit`` call or an answer tag for Countdown."""
     import random
 
-    from clients.trl import CountdownToolEnv, WordleToolEnv
+    from clients.games import CountdownClient
+    from clients.trl import CountdownToolEnv, WordleToolEnv, make_env_factory
+    from trainer.data import COUNTDOWN_TOOL_INSTRUCTION, WORDLE_INSTRUCTION
 
     rng = random.Random(SEED)
+    wordle = make_env_factory("wordle", transport="inprocess")()
+    countdown = make_env_factory("countdown", transport="inprocess")()
     texts = []
-    for i in range(9):
-        a, b, c = (rng.randint(1, 9) for _ in range(3))
-        puzzle = f"Numbers: {a}, {b}, {c}. Target: {a + b * c}."
-        tools: list[object] | None = None
-        if i % 3 == 0:
-            word = rng.choice(WARMUP_WORDS)
-            call = {"name": "guess", "arguments": {"word": word}}
-            user, tools = "Play Wordle: find the secret five-letter word.", [WordleToolEnv.guess]
-        elif i % 3 == 1:
-            call = {"name": "submit", "arguments": {"expression": f"{a} + {b} * {c}"}}
-            user, tools = f"Solve the Countdown puzzle. {puzzle}", [CountdownToolEnv.submit]
-        else:
-            reply = f"<answer>{a} + {b} * {c}</answer>"
-            user = f"{puzzle} Answer in <answer></answer>."
-        if tools:
-            reply = f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
-        messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
-        texts.append(
-            tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-                messages, tools=tools, tokenize=False, enable_thinking=False
+    with CountdownClient.in_process() as puzzles:
+        for i in range(WARMUP_EXAMPLES):
+            tools: list[object] | None = None
+            if i % 3 == 0:
+                user = WORDLE_INSTRUCTION + wordle.reset(seed=i)
+                call = {"name": "guess", "arguments": {"word": rng.choice(WARMUP_WORDS)}}
+                tools = [WordleToolEnv.guess]
+            else:
+                observation = puzzles.reset(seed=i).observation
+                a, b, c = observation.numbers[:3]
+                expression = f"{a} + {b} * {c}"
+                if i % 3 == 1:
+                    user = COUNTDOWN_TOOL_INSTRUCTION + countdown.reset(seed=i)
+                    call = {"name": "submit", "arguments": {"expression": expression}}
+                    tools = [CountdownToolEnv.submit]
+                else:
+                    user, reply = observation.prompt, f"<answer>{expression}</answer>"
+            if tools:
+                reply = f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
+            messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+            texts.append(
+                tokenizer.apply_chat_template(  # type: ignore[attr-defined]
+                    messages, tools=tools, tokenize=False, enable_thinking=False
+                )
             )
-        )
     return texts
 
 
@@ -104,7 +123,7 @@ def _warm_up(model: object, tokenizer: object) -> None:
     for row in range(labels.shape[0]):
         starts = (batch["input_ids"][row] == header).nonzero()
         labels[row, : int(starts[-1]) + 1] = -100
-    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-2)  # type: ignore[attr-defined]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)  # type: ignore[attr-defined]
     model.train()  # type: ignore[attr-defined]
     for _ in range(WARMUP_STEPS):
         loss = model(**batch, labels=labels).loss  # type: ignore[operator]

@@ -17,6 +17,7 @@ from trl import GRPOConfig, GRPOTrainer
 
 from clients.trl import make_env_factory
 from tests.live import LiveServer
+from trainer.data import COUNTDOWN_TOOL_INSTRUCTION, WORDLE_INSTRUCTION
 from trainer.rewards import WORDLE_REWARDS, countdown_solved
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -43,10 +44,7 @@ def grpo_config(output_dir: Path, **overrides: Any) -> GRPOConfig:
 
 
 def episodes(game: str, n: int) -> Dataset:
-    prompt = {
-        "wordle": "Play Wordle. Guess the secret five-letter word with the guess tool.",
-        "countdown": "Solve the Countdown puzzle with the submit tool.",
-    }[game]
+    prompt = {"wordle": WORDLE_INSTRUCTION, "countdown": COUNTDOWN_TOOL_INSTRUCTION}[game]
     rows = [
         {"prompt": [{"role": "user", "content": prompt}], "seed": i, "split": "train"}
         for i in range(n)
@@ -71,6 +69,7 @@ def test_grpo_trains_wordle_through_the_guess_tool(
         return [0.0] * len(completions)
 
     resets_before = wordle_server.sessions.counters.resets
+    steps_before = wordle_server.sessions.counters.steps
     functions = [function for function, _ in WORDLE_REWARDS.values()]
     weights = [weight for _, weight in WORDLE_REWARDS.values()]
     trainer = GRPOTrainer(
@@ -82,8 +81,12 @@ def test_grpo_trains_wordle_through_the_guess_tool(
     )
     trainer.train()
 
-    # every rollout's episode was started on the server (2 steps x 4 rollouts)
+    # every rollout's episode was started on the server (2 steps x 4 rollouts), and the
+    # model's guess tool calls arrived as steps
     assert wordle_server.sessions.counters.resets - resets_before == 8
+    tool_calls = [entry.get("tools/call_frequency", 0) for entry in trainer.state.log_history]
+    assert sum(tool_calls) > 0
+    assert wordle_server.sessions.counters.steps > steps_before
     logged = {key for entry in trainer.state.log_history for key in entry}
     for name in ("wordle_correct", "wordle_greens", "wordle_yellows", "wordle_repetition"):
         assert f"rewards/{name}/mean" in logged
@@ -95,6 +98,7 @@ def test_grpo_trains_countdown_through_the_submit_tool(
     tiny_model: Path, countdown_server: LiveServer, tmp_path: Path
 ) -> None:
     resets_before = countdown_server.sessions.counters.resets
+    steps_before = countdown_server.sessions.counters.steps
     trainer = GRPOTrainer(
         model=str(tiny_model),
         reward_funcs=[countdown_solved],
@@ -104,5 +108,6 @@ def test_grpo_trains_countdown_through_the_submit_tool(
     )
     trainer.train()
     assert countdown_server.sessions.counters.resets - resets_before == 8
+    assert countdown_server.sessions.counters.steps > steps_before  # submit calls arrived
     logged = {key for entry in trainer.state.log_history for key in entry}
     assert "rewards/countdown_solved/mean" in logged
