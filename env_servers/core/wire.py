@@ -8,6 +8,8 @@ is OpenEnv's: ``{"observation": {…}, "reward": …, "done": …}``, the observ
 
 from __future__ import annotations
 
+import functools
+import typing
 from typing import Any
 
 import orjson
@@ -33,8 +35,42 @@ def dumps(value: Any) -> bytes:
 
 
 def observation_json(observation: Observation) -> bytes:
-    """The nested ``observation`` object of a reply."""
+    """The nested ``observation`` object of a reply.
+
+    Observations whose models serialise as their plain fields (no custom serializers,
+    aliases, computed or excluded fields, here or in nested models) are written by orjson
+    straight from their fields, about twice as fast as pydantic's serializer."""
+    if _plain(type(observation)):
+        fields = observation.__dict__
+        return orjson.dumps({k: v for k, v in fields.items() if k not in _LIFTED}, default=_fields)
     return observation.__pydantic_serializer__.to_json(observation, exclude=_LIFTED)
+
+
+def _fields(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.__dict__
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+@functools.cache
+def _plain(model: type[BaseModel]) -> bool:
+    """Whether ``model`` serialises exactly as its ``__dict__`` (checked once per class)."""
+    decorators = model.__pydantic_decorators__
+    if decorators.field_serializers or decorators.model_serializers or decorators.computed_fields:
+        return False
+    for field in model.model_fields.values():
+        if field.alias or field.serialization_alias or field.exclude:
+            return False
+        if not all(_plain(nested) for nested in _models_in(field.annotation)):
+            return False
+    return True
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation mentions (``list[Guess]``, ``Signals | None``…)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
 
 
 def model_json(model: BaseModel) -> bytes:
