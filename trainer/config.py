@@ -34,53 +34,79 @@ def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
 @dataclass
 class TrainConfig:
     # what to train
-    game: Game = _help("Game to train on: wordle (multi-turn, guess tool) or countdown.", "countdown")
-    model: str = _help("Hub id or local path of the policy; 'tiny' builds a tiny model offline.", "tiny")
-    output_dir: str = _help("Checkpoints, metrics.jsonl and the final model go here.", "outputs/run")
+    game: Game = _help(
+        "Game to train on: wordle (multi-turn, guess tool) or countdown.", "countdown"
+    )
+    model: str = _help(
+        "Hub id or local path of the policy; 'tiny' builds a tiny model offline.", "tiny"
+    )
+    output_dir: str = _help(
+        "Checkpoints, metrics.jsonl and the final model go here.", "outputs/run"
+    )
     seed: int = _help("Seed of the run: the episodes and the trainer's randomness.", 0)
     episodes: int = _help("Training episodes (dataset rows), each one seed of the game.", 300)
     reset: dict[str, Any] = _help(
         "Game reset fields for every episode, e.g. {n_numbers: 3, max_num: 9} or {hard_mode: true}.",
         default_factory=dict,
     )
-    prompt: str | None = _help("Instruction before the game's text (Wordle); a default is used if empty.", None)
+    prompt: str | None = _help(
+        "Instruction before the game's text (Wordle); a default is used if empty.", None
+    )
 
     # game servers
-    wordle_url: str | None = _help("Wordle server URL (else ARENAGYM_WORDLE_URL, else a local server).", None)
+    wordle_url: str | None = _help(
+        "Wordle server URL (else ARENAGYM_WORDLE_URL, else a local server).", None
+    )
     countdown_url: str | None = _help(
         "Countdown server URL (else ARENAGYM_COUNTDOWN_URL, else a local server).", None
     )
-    transport: Literal["websocket", "http"] = _help("How the trainer talks to the game servers.", "websocket")
+    transport: Literal["websocket", "http"] = _help(
+        "How the trainer talks to the game servers.", "websocket"
+    )
 
     # fine-tuning
     lora: bool = _help("Train a LoRA adapter (true) or all weights (false).", True)
     lora_r: int = _help("LoRA rank.", 16)
     lora_alpha: int = _help("LoRA alpha.", 32)
     lora_dropout: float = _help("LoRA dropout.", 0.05)
-    lora_target_modules: list[str] | str = _help("Modules LoRA adapts, or 'all-linear'.", "all-linear")
+    lora_target_modules: list[str] | str = _help(
+        "Modules LoRA adapts, or 'all-linear'.", "all-linear"
+    )
 
     # GRPO
     num_generations: int = _help("Completions per prompt (the GRPO group).", 8)
-    per_device_train_batch_size: int = _help("Completions per device per step (a multiple of num_generations).", 8)
+    per_device_train_batch_size: int = _help(
+        "Completions per device per step (a multiple of num_generations).", 8
+    )
     gradient_accumulation_steps: int = _help("Micro-batches per optimiser step.", 1)
     learning_rate: float = _help("Peak learning rate.", 1e-5)
     beta: float = _help("KL coefficient against the reference model (0 disables it).", 0.005)
     loss_type: str = _help("TRL's GRPO loss: grpo, dapo, dr_grpo, bnpo…", "dapo")
-    max_completion_length: int = _help("Token budget of a completion (the whole multi-turn episode).", 320)
+    max_completion_length: int = _help(
+        "Token budget of a completion (the whole multi-turn episode).", 320
+    )
     temperature: float = _help("Sampling temperature of rollouts.", 1.0)
     num_train_epochs: float = _help("Passes over the episodes.", 1.0)
     max_steps: int = _help("Stop after this many optimiser steps (-1: as the epochs say).", -1)
     warmup_steps: int = _help("Steps of linear learning-rate warm-up.", 0)
     enable_thinking: bool = _help("Let Qwen3-style templates think before answering.", False)
     rewards: dict[str, float] = _help(
-        "Reward functions and weights; defaults to the game's published recipe.", default_factory=dict
+        "Reward functions and weights; defaults to the game's published recipe.",
+        default_factory=dict,
     )
 
     # generation backend
-    backend: Backend = _help("transformers, vllm-colocate (one GPU) or vllm-server (its own GPU).", "transformers")
+    backend: Backend = _help(
+        "transformers, vllm-colocate (one GPU) or vllm-server (its own GPU).", "transformers"
+    )
     vllm_gpu_memory_utilization: float = _help("GPU memory share of vLLM in colocate mode.", 0.3)
     vllm_server_host: str = _help("Host of `trl vllm-serve` in vllm-server mode.", "127.0.0.1")
     vllm_server_port: int = _help("Port of `trl vllm-serve` in vllm-server mode.", 8000)
+    vllm_launch: bool = _help(
+        "In vllm-server mode, start `trl vllm-serve` here instead of connecting.", False
+    )
+    vllm_launch_gpus: str = _help("CUDA_VISIBLE_DEVICES of a launched vLLM server.", "1")
+    vllm_max_model_len: int = _help("Context length vLLM reserves (prompt + completion).", 4096)
 
     # bookkeeping
     logging: Logger = _help("Where metrics go besides metrics.jsonl.", "none")
@@ -101,11 +127,15 @@ class TrainConfig:
         problems = []
         for name, kind in (("game", Game), ("backend", Backend), ("logging", Logger)):
             if getattr(self, name) not in get_args(kind):
-                problems.append(f"{name} must be one of {', '.join(get_args(kind))}, not {getattr(self, name)!r}")
+                problems.append(
+                    f"{name} must be one of {', '.join(get_args(kind))}, not {getattr(self, name)!r}"
+                )
         if self.episodes < 1:
             problems.append("episodes must be at least 1")
         if self.num_generations < 2:
-            problems.append("num_generations must be at least 2: GRPO compares completions within a group")
+            problems.append(
+                "num_generations must be at least 2: GRPO compares completions within a group"
+            )
         elif self.per_device_train_batch_size % self.num_generations:
             problems.append(
                 f"per_device_train_batch_size ({self.per_device_train_batch_size}) must be a multiple "
@@ -118,7 +148,11 @@ class TrainConfig:
         if self.beta < 0:
             problems.append("beta must not be negative")
         if self.backend.startswith("vllm") and (self.use_cpu or self.model == "tiny"):
-            problems.append(f"backend {self.backend} needs a GPU and a real model: use backend: transformers")
+            problems.append(
+                f"backend {self.backend} needs a GPU and a real model: use backend: transformers"
+            )
+        if self.vllm_launch and self.backend != "vllm-server":
+            problems.append("vllm_launch only applies to backend: vllm-server")
         if not 0 < self.vllm_gpu_memory_utilization <= 1:
             problems.append("vllm_gpu_memory_utilization must be in (0, 1]")
         if self.push_to_hub and not self.hub_model_id:

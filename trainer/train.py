@@ -61,7 +61,10 @@ def grpo_args(config: TrainConfig) -> Any:
 
     backend: dict[str, Any] = {"use_vllm": config.backend != "transformers"}
     if config.backend == "vllm-colocate":
-        backend |= {"vllm_mode": "colocate", "vllm_gpu_memory_utilization": config.vllm_gpu_memory_utilization}
+        backend |= {
+            "vllm_mode": "colocate",
+            "vllm_gpu_memory_utilization": config.vllm_gpu_memory_utilization,
+        }
     elif config.backend == "vllm-server":
         backend |= {
             "vllm_mode": "server",
@@ -142,6 +145,10 @@ def train(config: TrainConfig) -> Path:
     (output_dir / "train_config.json").write_text(json.dumps(config.to_dict(), indent=2))
     with contextlib.ExitStack() as stack:
         url = config.server_url() or stack.enter_context(local_server(config.game)).url
+        if config.vllm_launch:
+            from trainer.vllm import launched_server
+
+            stack.enter_context(launched_server(config, model_path(config)))
         environment_factory = None
         verifier = None
         if config.game == "wordle":
@@ -185,7 +192,13 @@ def _finished(checkpoint: Path, trainer: Any) -> bool:
     return 0 < trainer.args.max_steps <= int(state.get("global_step", 0))
 
 
-TRAINING_STATE = {"optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json", "training_args.bin"}
+TRAINING_STATE = {
+    "optimizer.pt",
+    "scheduler.pt",
+    "rng_state.pth",
+    "trainer_state.json",
+    "training_args.bin",
+}
 
 
 def _publish(checkpoint: Path, output_dir: Path) -> None:
@@ -197,4 +210,8 @@ def _publish(checkpoint: Path, output_dir: Path) -> None:
 
 
 def _solve_key(config: TrainConfig) -> str:
-    return "rewards/wordle_correct/mean" if config.game == "wordle" else "rewards/countdown_correct/mean"
+    return (
+        "rewards/wordle_correct/mean"
+        if config.game == "wordle"
+        else "rewards/countdown_correct/mean"
+    )

@@ -52,8 +52,17 @@ def test_shipped_configs_load() -> None:
         config = load_config(path)
         assert config.reward_weights
     wordle = load_config(ROOT / "configs" / "wordle-qwen3-1.7b.yaml")
-    assert wordle.reward_weights == {"correct": 3.0, "greens": 1.0, "yellows": 0.5, "repetition": 1.5}
-    assert (wordle.num_generations, wordle.learning_rate, wordle.gradient_accumulation_steps) == (2, 1e-6, 48)
+    assert wordle.reward_weights == {
+        "correct": 3.0,
+        "greens": 1.0,
+        "yellows": 0.5,
+        "repetition": 1.5,
+    }
+    assert (wordle.num_generations, wordle.learning_rate, wordle.gradient_accumulation_steps) == (
+        2,
+        1e-6,
+        48,
+    )
     countdown = load_config(ROOT / "configs" / "countdown-qwen2.5-0.5b.yaml", max_steps=3)
     assert countdown.max_steps == 3 and countdown.lora and countdown.beta == 0.005
     with pytest.raises(ValueError, match="Unknown config field"):
@@ -68,7 +77,9 @@ def test_cli_rejects_bad_overrides_without_a_traceback() -> None:
     )
     assert result.returncode == 2 and "multiple of num_generations" in result.stderr
     assert "Traceback" not in result.stderr
-    result = subprocess.run([*ARENAGYM, "train", "--bogus-field", "1"], capture_output=True, text=True)
+    result = subprocess.run(
+        [*ARENAGYM, "train", "--bogus-field", "1"], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "Unknown config field 'bogus_field'" in result.stderr
 
 
@@ -109,7 +120,11 @@ def test_killed_training_resumes_from_the_last_complete_checkpoint(
         *ARENAGYM, "train", "--config", str(TINY), "--output-dir", str(output),
         "--countdown-url", countdown_server.url, "--max-steps", "40", "--save-steps", "3",
     ]  # fmt: skip
-    env = {**os.environ, "ARENAGYM_CACHE": str(tiny_model.parent)} if "ARENAGYM_CACHE" in os.environ else None
+    env = (
+        {**os.environ, "ARENAGYM_CACHE": str(tiny_model.parent)}
+        if "ARENAGYM_CACHE" in os.environ
+        else None
+    )
     first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 240
     while not (output / "checkpoint-6" / "trainer_state.json").exists():
@@ -132,3 +147,25 @@ def test_killed_training_resumes_from_the_last_complete_checkpoint(
     assert steps[-1] == 40
     assert resumed_at + 1 in steps[steps.index(resumed_at) + 1 :]  # the count went on from there
     assert (output / "model.safetensors").exists()
+
+
+def test_vllm_settings_reach_trl() -> None:
+    from trainer.train import grpo_args
+    from trainer.vllm import serve_command
+
+    colocate = grpo_args(TrainConfig(model="Qwen/Qwen3-1.7B", backend="vllm-colocate"))
+    assert colocate.use_vllm and colocate.vllm_mode == "colocate"
+    assert colocate.vllm_gpu_memory_utilization == 0.3
+    config = TrainConfig(
+        model="Qwen/Qwen3-1.7B", backend="vllm-server", vllm_server_host="10.0.0.5",
+        vllm_server_port=8100, vllm_launch=True,
+    )  # fmt: skip
+    server = grpo_args(config)
+    assert server.use_vllm and server.vllm_mode == "server"
+    assert (server.vllm_server_host, server.vllm_server_port) == ("10.0.0.5", 8100)
+    command = serve_command(config, "Qwen/Qwen3-1.7B")
+    assert command[:4] == ["trl", "vllm-serve", "--model", "Qwen/Qwen3-1.7B"]
+    assert command[command.index("--port") + 1] == "8100"
+    assert not grpo_args(TrainConfig()).use_vllm
+    with pytest.raises(ValueError, match="vllm_launch only applies"):
+        TrainConfig(model="m", vllm_launch=True)
