@@ -12,7 +12,9 @@ from trainer.config import FIELDS, load_config, parse_override
 
 def _fields_epilog() -> str:
     lines = ["Any config field can be overridden as --field-name VALUE (YAML-typed):", ""]
-    lines += [f"  --{name.replace('_', '-')}: {f.metadata.get('help', '')}" for name, f in FIELDS.items()]
+    lines += [
+        f"  --{name.replace('_', '-')}: {f.metadata.get('help', '')}" for name, f in FIELDS.items()
+    ]
     return "\n\n".join(lines)
 
 
@@ -26,7 +28,8 @@ train_app = typer.Typer(add_completion=False, rich_markup_mode=None)
 def train(
     ctx: typer.Context,
     config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="YAML config (configs/*.yaml).", exists=True)
+        Path | None,
+        typer.Option("--config", "-c", help="YAML config (configs/*.yaml).", exists=True),
     ] = None,
     model: Annotated[str | None, typer.Option(help="Hub id, local path, or 'tiny'.")] = None,
     game: Annotated[str | None, typer.Option(help="wordle or countdown.")] = None,
@@ -71,7 +74,9 @@ def _extra_overrides(args: list[str]) -> dict[str, object]:
     items = iter(args)
     for flag in items:
         if not flag.startswith("--"):
-            raise ValueError(f"Unexpected argument {flag!r}; overrides look like --field-name value.")
+            raise ValueError(
+                f"Unexpected argument {flag!r}; overrides look like --field-name value."
+            )
         name, _, value = flag[2:].partition("=")
         name = name.replace("-", "_")
         if not value:
@@ -86,7 +91,9 @@ tiny_model_app = typer.Typer(add_completion=False)
 
 
 @tiny_model_app.command()
-def tiny_model(directory: Annotated[Path, typer.Argument(help="Where to write the model.")]) -> None:
+def tiny_model(
+    directory: Annotated[Path, typer.Argument(help="Where to write the model.")],
+) -> None:
     """Write the tiny offline model and tokenizer ('model: tiny') to DIRECTORY."""
     from trainer.tiny import write_tiny_model
 

@@ -20,7 +20,9 @@ class MetricsFile(TrainerCallback):
         self.solve_key = solve_key
         self.last: dict[str, Any] = {}
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any) -> None:
+    def on_log(
+        self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any
+    ) -> None:
         if not logs or "reward" not in logs or not state.is_world_process_zero:
             return
         record = {"step": state.global_step, **logs}
@@ -49,7 +51,9 @@ class RichProgress(TrainerCallback):
             TimeRemainingColumn(),
         )
         self.progress.start()
-        self.task = self.progress.add_task("train", total=state.max_steps, completed=state.global_step, stats="")
+        self.task = self.progress.add_task(
+            "train", total=state.max_steps, completed=state.global_step, stats=""
+        )
 
     def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
         if self.progress is None:
@@ -59,7 +63,9 @@ class RichProgress(TrainerCallback):
         if last:
             rate = last.get("solve_rate")
             label = "win" if self.game == "wordle" else "solved"
-            stats = f"reward {last['reward']:.3f}" + (f"  {label} {rate:.0%}" if rate is not None else "")
+            stats = f"reward {last['reward']:.3f}" + (
+                f"  {label} {rate:.0%}" if rate is not None else ""
+            )
         self.progress.update(self.task, completed=state.global_step, stats=stats)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:

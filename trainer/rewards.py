@@ -83,7 +83,9 @@ class CountdownVerifier:
         return rewards
 
 
-def reward_functions(game: str, weights: dict[str, float], verifier: Any = None) -> tuple[list[RewardFunction], list[float]]:
+def reward_functions(
+    game: str, weights: dict[str, float], verifier: Any = None
+) -> tuple[list[RewardFunction], list[float]]:
     """The configured reward functions and their weights, in a stable order."""
     available: dict[str, RewardFunction] = (
         {name: function for name, (function, _) in WORDLE_REWARDS.items()}
