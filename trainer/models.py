@@ -15,55 +15,15 @@ whose one-line message names what was looked for, so the CLI can print it withou
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
+from trainer.checkpoints import latest_checkpoint
 from trainer.tiny import TINY_MODEL, tiny_model_path
-
-MODEL_FILES = ("config.json", "adapter_config.json")
-"""A directory holding either file is a model (full weights, or a LoRA adapter)."""
-TRAINER_STATE = "trainer_state.json"
-_CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 
 
 class ModelLoadError(RuntimeError):
     """A model could not be loaded; the message says what to do instead."""
-
-
-def _is_model_dir(path: Path) -> bool:
-    return any((path / name).is_file() for name in MODEL_FILES)
-
-
-def latest_checkpoint(directory: str | Path) -> Path:
-    """The model to use from a training output directory.
-
-    The final model saved at the directory's root wins: the trainer writes it after the last
-    checkpoint. Otherwise the ``checkpoint-N`` subdirectory with the largest N (compared as
-    numbers: ``checkpoint-10`` is newer than ``checkpoint-2``) whose save finished: it holds a
-    model file and ``trainer_state.json``, which TRL writes last, so a checkpoint cut short by a
-    killed run is passed over. A directory that is itself a model is returned as is.
-
-    Raises ``FileNotFoundError`` naming the directory and what was looked for.
-    """
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise FileNotFoundError(f"{directory} is not a directory.")
-    if _is_model_dir(directory):
-        return directory
-    checkpoints = sorted(
-        (int(match.group(1)), child)
-        for child in directory.iterdir()
-        if (match := _CHECKPOINT.fullmatch(child.name)) and child.is_dir()
-    )
-    for _, child in reversed(checkpoints):
-        if _is_model_dir(child) and (child / TRAINER_STATE).is_file():
-            return child
-    found = f" ({len(checkpoints)} checkpoint-N folder(s), none complete)" if checkpoints else ""
-    raise FileNotFoundError(
-        f"No model in {directory}{found}: looked for {' or '.join(MODEL_FILES)} at its root, and "
-        f"in checkpoint-N subdirectories with {TRAINER_STATE} (a finished save)."
-    )
 
 
 def _looks_like_path(name: str) -> bool:

@@ -17,42 +17,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from trainer.checkpoints import last_complete_checkpoint
 from trainer.config import TrainConfig
 from trainer.progress import MetricsFile, RichProgress
 
 logger = logging.getLogger("arenagym.train")
-CHECKPOINT_PREFIX = "checkpoint-"
-
-
-def _step_of(path: Path) -> int:
-    suffix = path.name[len(CHECKPOINT_PREFIX) :]
-    return int(suffix) if suffix.isdigit() else -1
-
-
-def is_complete(checkpoint: Path) -> bool:
-    try:
-        json.loads((checkpoint / "trainer_state.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def last_complete_checkpoint(output_dir: str | Path) -> Path | None:
-    """The newest ``checkpoint-N`` whose save finished; half-written ones (a killed run) are
-    renamed ``*.incomplete`` so that nothing resumes from them."""
-    root = Path(output_dir)
-    if not root.is_dir():
-        return None
-    checkpoints = sorted(
-        (p for p in root.iterdir() if p.is_dir() and _step_of(p) >= 0), key=_step_of
-    )
-    complete = [p for p in checkpoints if is_complete(p)]
-    for partial in set(checkpoints) - set(complete):
-        target = partial.with_name(partial.name + ".incomplete")
-        shutil.rmtree(target, ignore_errors=True)
-        partial.rename(target)
-        logger.warning("set aside the incomplete checkpoint %s", partial)
-    return complete[-1] if complete else None
 
 
 def grpo_args(config: TrainConfig) -> Any:

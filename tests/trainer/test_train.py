@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("trl")
 
 from tests.live import LiveServer
+from trainer.checkpoints import last_complete_checkpoint
 from trainer.config import TrainConfig, load_config
-from trainer.train import last_complete_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "configs" / "tiny-offline.yaml"
