@@ -70,6 +70,14 @@ def space_url(space_id: str) -> str:
     return "https://" + re.sub(r"[^a-z0-9]+", "-", space_id.lower()).strip("-") + ".hf.space"
 
 
+def _saved_hf_token() -> str | None:
+    try:
+        from huggingface_hub import get_token
+    except ImportError:
+        return None
+    return get_token()
+
+
 class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
     """Async client for one session of one game. Connects on first use."""
 
@@ -121,8 +129,9 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
     @classmethod
     def from_space(cls, space_id: str, *, token: str | None = None, **options: Any) -> Self:
         """A client for a game deployed as the Hugging Face Space ``user/name``. The token
-        (default: ``HF_TOKEN``) is sent for private Spaces."""
-        token = token or os.environ.get("HF_TOKEN")
+        (default: ``HF_TOKEN``, else the one ``huggingface-cli login`` saved) is sent for
+        private Spaces."""
+        token = token or os.environ.get("HF_TOKEN") or _saved_hf_token()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return cls.from_url(space_url(space_id), headers=headers, **options)
 
