@@ -1,0 +1,38 @@
+# A game server image: one Dockerfile for every game, chosen at build time.
+#
+#   docker build -f Dockerfiles/env-server.Dockerfile --build-arg GAME=wordle -t arenagym/wordle .
+#   docker run --rm -p 8001:8000 arenagym/wordle        # then: curl localhost:8001/health
+#
+# Only the server is installed (`pip install .`, no extras: no torch). Settings come from
+# ARENAGYM_* variables (ARENAGYM_PORT, ARENAGYM_MAX_SESSIONS, ARENAGYM_SESSION_TTL, …);
+# ARENAGYM_GAME picks another registered game at run time, and arguments after the image
+# name go to `arenagym serve`.
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
+LABEL org.opencontainers.image.title=arenagym-env-server
+
+ARG GAME
+ENV PYTHONUNBUFFERED=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+
+COPY pyproject.toml README.md /tmp/src/
+COPY env_servers /tmp/src/env_servers
+COPY clients /tmp/src/clients
+COPY trainer /tmp/src/trainer
+RUN test -n "${GAME}" || { echo "build with --build-arg GAME=<game id>, e.g. wordle" >&2; exit 1; } \
+ && python -m pip install --no-cache-dir /tmp/src \
+ && rm -rf /tmp/src \
+ && useradd --create-home --uid 1000 arena
+
+USER arena
+WORKDIR /home/arena
+ENV ARENAGYM_GAME=${GAME} \
+    ARENAGYM_HOST=0.0.0.0 \
+    ARENAGYM_PORT=8000
+EXPOSE 8000
+# Slim images have no curl: ask /health from Python, bypassing any proxy settings.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+    CMD python -c "import os, urllib.request as r; r.build_opener(r.ProxyHandler({})).open('http://127.0.0.1:%s/health' % os.environ.get('ARENAGYM_PORT', '8000'), timeout=4)" || exit 1
+# exec: the server is PID 1 and gets SIGTERM itself, so `docker stop` drains it.
+ENTRYPOINT ["/bin/sh", "-c", "exec arenagym serve \"$ARENAGYM_GAME\" \"$@\"", "arenagym-serve"]
