@@ -25,6 +25,7 @@ from clients.transports import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RETRIES,
     DEFAULT_MESSAGE_TIMEOUT,
+    ConnectionOptions,
     HTTPTransport,
     InProcessTransport,
     Transport,
@@ -108,17 +109,13 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
         """A client for the server at ``url`` (``http://host:port``)."""
         headers = dict(headers or {})
         extensions = fetch_extensions(url, headers, connect_timeout)
-        options: dict[str, Any] = {
-            "extensions": extensions,
-            "headers": headers,
-            "connect_timeout": connect_timeout,
-            "message_timeout": message_timeout,
-            "max_retries": max_retries,
-        }
+        options = ConnectionOptions(
+            extensions, headers, connect_timeout, message_timeout, max_retries
+        )
         if transport == "websocket":
-            return cls(WebSocketTransport(url, **options))
+            return cls(WebSocketTransport(url, options))
         if transport == "http":
-            return cls(HTTPTransport(url, **options))
+            return cls(HTTPTransport(url, options))
         raise ValueError(f"transport must be 'websocket' or 'http', not {transport!r}")
 
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -74,26 +75,34 @@ def ws_url(base_url: str) -> str:
     return url if url.endswith("/ws") else url + "/ws"
 
 
+@dataclass(frozen=True, slots=True)
+class ConnectionOptions:
+    """What every network transport is configured with."""
+
+    extensions: frozenset[str] = frozenset()
+    """The protocol extensions the server advertised (none for a plain OpenEnv server)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    message_timeout: float = DEFAULT_MESSAGE_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+
 class WebSocketTransport:
     """One WebSocket bound to one server session."""
 
     def __init__(
         self,
         base_url: str,
+        options: ConnectionOptions = ConnectionOptions(),
         *,
-        extensions: frozenset[str] = frozenset(),
-        headers: Mapping[str, str] | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
         ping_interval: float | None = DEFAULT_PING_INTERVAL,
     ) -> None:
         self.url = ws_url(base_url)
-        self.extensions = extensions
-        self.headers = dict(headers or {})
-        self.connect_timeout = connect_timeout
-        self.message_timeout = message_timeout
-        self.max_retries = max_retries
+        self.extensions = options.extensions
+        self.headers = dict(options.headers)
+        self.connect_timeout = options.connect_timeout
+        self.message_timeout = options.message_timeout
+        self.max_retries = options.max_retries
         self.ping_interval = ping_interval
         self.session_id: str | None = None
         self.reconnects = 0
@@ -236,23 +245,15 @@ def _refusal(error: Exception, session_id: str | None) -> ServerError | None:
 class HTTPTransport:
     """The stateful HTTP routes: ``POST /reset`` opens the session the other routes use."""
 
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        extensions: frozenset[str] = frozenset(),
-        headers: Mapping[str, str] | None = None,
-        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-        message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-    ) -> None:
-        if extensions and EXT_HTTP_SESSIONS not in extensions:
+    def __init__(self, base_url: str, options: ConnectionOptions = ConnectionOptions()) -> None:
+        if options.extensions and EXT_HTTP_SESSIONS not in options.extensions:
             raise ClientError(f"{base_url} does not offer stateful HTTP sessions; use WebSocket.")
-        timeout = httpx.Timeout(message_timeout, connect=connect_timeout)
-        transport = httpx.AsyncHTTPTransport(retries=max_retries)  # retries failed connects only
+        timeout = httpx.Timeout(options.message_timeout, connect=options.connect_timeout)
+        # retries cover failed connects only: a request that reached the server is not re-sent
+        transport = httpx.AsyncHTTPTransport(retries=options.max_retries)
         self._http = httpx.AsyncClient(
             base_url=base_url.rstrip("/"),
-            headers=dict(headers or {}),
+            headers=dict(options.headers),
             timeout=timeout,
             transport=transport,
             trust_env=False,
