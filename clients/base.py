@@ -195,6 +195,7 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
 
 
 T = TypeVar("T")
+CLOSE_TIMEOUT = 30.0
 
 
 class _LoopThread:
@@ -214,8 +215,8 @@ class _LoopThread:
                 cls._shared = cls()
             return cls._shared
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
 
 class EnvClient(Generic[ActionT, ObservationT, StateT]):
@@ -262,7 +263,8 @@ class EnvClient(Generic[ActionT, ObservationT, StateT]):
         return self._async.transport
 
     def close(self) -> None:
-        self._loop.run(self._async.aclose())
+        # bounded: a finalizer may close a client at interpreter exit, with the server gone
+        self._loop.run(self._async.aclose(), timeout=CLOSE_TIMEOUT)
 
     def __enter__(self) -> Self:
         return self

@@ -125,7 +125,7 @@ class WordleToolEnv(_RemoteGame):
         Returns:
             The feedback for each letter (G: right place, Y: wrong place, X: not in the word) and the guesses left.
         """
-        result = self._step({"guess": word.strip().strip("[]").strip()})
+        result = self._step({"guess": word})  # the game normalises case, spaces, [brackets]
         observation: WordleObservation = result.observation
         self._record(observation)
         if observation.invalid_move:

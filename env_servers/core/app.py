@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,8 +27,6 @@ from env_servers.core.protocol import (
 )
 from env_servers.core.sessions import SessionManager
 from env_servers.core.ws import WebSocketEndpoint
-
-logger = logging.getLogger("arenagym.server")
 
 JSON = "application/json"
 

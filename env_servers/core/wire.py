@@ -30,10 +30,6 @@ def loads(raw: str | bytes) -> Any:
         raise InvalidJSON(f"Malformed JSON ({error}). Send one JSON object per message.") from None
 
 
-def dumps(value: Any) -> bytes:
-    return orjson.dumps(value)
-
-
 def observation_json(observation: Observation) -> bytes:
     """The nested ``observation`` object of a reply.
 
