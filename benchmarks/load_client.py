@@ -1,7 +1,8 @@
 """The load client: concurrent WebSocket sessions playing Wordle in a closed loop.
 
-Each session is one coroutine on one socket: reset (a random seed, no explicit word), then
-guess random answer words until ``done``, then reset again. Only step frames are timed and
+Each session is one socket driven by callbacks (``ws_connection``): reset (a random seed, no
+explicit word), then guess random answer words until ``done``, then reset again; the next
+request leaves as soon as the reply is read. Only step frames are timed and
 counted, and only inside the measurement window that follows the warm-up; resets still
 cost the server CPU, so "CPU per 1,000 steps" includes one reset per ~6 steps on every
 server alike. The client sends what OpenEnv's own server accepts (no extensions), so the
@@ -11,6 +12,7 @@ same traffic runs against every server.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import random
 import time
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
-from websockets.asyncio.client import ClientConnection, connect
+
+from benchmarks.ws_connection import WSConnection
 
 CONNECT_CONCURRENCY = 128
 """Handshakes in flight at once: below uvicorn's listen backlog (2048), so none is dropped."""
@@ -42,7 +45,7 @@ class ServerError(RuntimeError):
 
 @dataclass
 class _Recorder:
-    step_frames: Sequence[str]
+    step_frames: Sequence[bytes]
     """One step frame per answer word, encoded once and shared by all sessions."""
     active: bool = False
     stopping: bool = False
@@ -50,6 +53,8 @@ class _Recorder:
     resets: int = 0
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
+    failed: asyncio.Future[None] | None = None
+    """Set with the error that ends the run early."""
 
 
 @dataclass(frozen=True)
@@ -87,72 +92,21 @@ class OpenResult:
     rss_per_session_bytes: float
 
 
-async def _connect(url: str) -> ClientConnection:
-    return await connect(
-        url,
-        compression=None,  # every server runs without per-message deflate anyway
-        proxy=None,
-        max_size=None,
-        ping_interval=None,  # uvicorn pings idle sockets; the client need not
-        open_timeout=60,
-        close_timeout=5,
-    )
-
-
-def _reply(raw: str | bytes) -> Any:
-    message = orjson.loads(raw)
-    if message.get("type") != "observation":
-        raise ServerError(f"expected an observation frame, got {str(raw)[:300]}")
-    return message["data"]
-
-
-def _reset_frame(rng: random.Random) -> str:
-    return orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}}).decode()
-
-
-def _step_frames(words: Sequence[str]) -> list[str]:
-    return [orjson.dumps({"type": "step", "data": {"message": f"[{w}]"}}).decode() for w in words]
-
-
-async def _play(ws: ClientConnection, rng: random.Random, rec: _Recorder) -> None:
-    frames, clock = rec.step_frames, time.perf_counter
-    while not rec.stopping:
-        await ws.send(_reset_frame(rng))
-        done = _reply(await ws.recv(decode=False))["done"]
-        rec.resets += rec.active
-        while not done and not rec.stopping:
-            frame = frames[rng.randrange(len(frames))]
-            start = clock()
-            await ws.send(frame)
-            raw = await ws.recv(decode=False)
-            elapsed = clock() - start
-            try:
-                done = _reply(raw)["done"]
-            except ServerError:
-                rec.errors += 1
-                if rec.errors >= MAX_ERRORS:
-                    raise
-                break  # start a fresh episode
-            if rec.active:
-                rec.steps += 1
-                rec.latencies.append(elapsed)
-
-
 def _percentile(ordered: list[float], q: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def _open_all(url: str, count: int) -> list[ClientConnection]:
+async def _open_all(url: str, count: int) -> list[WSConnection]:
     gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
-    async def one() -> ClientConnection:
+    async def one() -> WSConnection:
         async with gate:
-            return await _connect(url)
+            return await WSConnection.connect(url)
 
     results = await asyncio.gather(*(one() for _ in range(count)), return_exceptions=True)
-    sockets = [r for r in results if isinstance(r, ClientConnection)]
+    sockets = [r for r in results if isinstance(r, WSConnection)]
     failures = [r for r in results if isinstance(r, BaseException)]
     if failures:
         await _close_all(sockets)
@@ -162,14 +116,82 @@ async def _open_all(url: str, count: int) -> list[ClientConnection]:
     return sockets
 
 
-async def _close_all(sockets: Sequence[ClientConnection]) -> None:
+async def _close_all(sockets: Sequence[WSConnection]) -> None:
     gate = asyncio.Semaphore(CONNECT_CONCURRENCY * 4)
 
-    async def one(ws: ClientConnection) -> None:
+    async def one(ws: WSConnection) -> None:
         async with gate:
             await ws.close()
 
     await asyncio.gather(*(one(ws) for ws in sockets), return_exceptions=True)
+
+
+def _reply(raw: bytes) -> Any:
+    message = orjson.loads(raw)
+    if message.get("type") != "observation":
+        raise ServerError(f"expected an observation frame, got {raw[:300]!r}")
+    return message["data"]
+
+
+def _reset_frame(rng: random.Random) -> bytes:
+    return orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
+
+
+def _step_frames(words: Sequence[str]) -> list[bytes]:
+    return [orjson.dumps({"type": "step", "data": {"message": f"[{w}]"}}) for w in words]
+
+
+class _Player:
+    """One closed-loop session on one socket; every reply is handled as it is read."""
+
+    __slots__ = ("rec", "rng", "sent_at", "stepping", "ws")
+
+    def __init__(self, ws: WSConnection, rng: random.Random, rec: _Recorder) -> None:
+        self.ws, self.rng, self.rec = ws, rng, rec
+        self.sent_at = 0.0
+        self.stepping = False
+        ws.on_message = self.on_reply
+        self.reset()
+
+    def reset(self) -> None:
+        self.stepping = False
+        self.ws.send(_reset_frame(self.rng))
+
+    def on_reply(self, raw: bytes) -> None:
+        now, rec = time.perf_counter(), self.rec
+        try:
+            done = _reply(raw)["done"]
+        except ServerError as error:
+            if not self.stepping:
+                self.fail(error)  # a reset must always work
+                return
+            rec.errors += 1
+            if rec.errors >= MAX_ERRORS:
+                self.fail(error)
+                return
+            done = True  # start a fresh episode
+        else:
+            if rec.active:
+                if self.stepping:
+                    rec.steps += 1
+                    rec.latencies.append(now - self.sent_at)
+                else:
+                    rec.resets += 1
+        if rec.stopping:
+            return
+        if done:
+            self.reset()
+            return
+        frames = rec.step_frames
+        frame = frames[self.rng.randrange(len(frames))]
+        self.stepping = True
+        self.sent_at = time.perf_counter()
+        self.ws.send(frame)
+
+    def fail(self, error: BaseException) -> None:
+        failed = self.rec.failed
+        if failed is not None and not failed.done():
+            failed.set_exception(error)
 
 
 async def run_load(
@@ -183,29 +205,31 @@ async def run_load(
     seed: int,
 ) -> LoadResult:
     """Connect ``sessions`` sockets, play for ``warmup`` s, then measure for ``duration`` s."""
-    rec = _Recorder(_step_frames(words))
+    rec = _Recorder(_step_frames(words), failed=asyncio.get_running_loop().create_future())
     master = random.Random(seed)
     sockets = await _open_all(url, sessions)
-    players = [
-        asyncio.create_task(_play(ws, random.Random(master.random()), rec)) for ws in sockets
-    ]
+    lost = [ws.lost for ws in sockets]
+    # A full collection of the client's 256 connections stalls it for tens of milliseconds,
+    # which would be counted as the server's latency: collect now, then not during the run.
+    gc.collect()
+    gc.freeze()
+    gc.disable()
     try:
-        await asyncio.wait(players, timeout=warmup, return_when=asyncio.FIRST_EXCEPTION)
-        _raise_failures(players)
+        for ws in sockets:
+            _Player(ws, random.Random(master.random()), rec)
+        await _run_for(warmup, rec.failed, lost)
         cpu0, client0, busy0 = probe.cpu_seconds(), _own_cpu(), _machine_busy()
         t0 = time.perf_counter()
         rec.active = True
-        await asyncio.wait(players, timeout=duration, return_when=asyncio.FIRST_EXCEPTION)
+        await _run_for(duration, rec.failed, lost)
         rec.active = False
         cpu1, client1, busy1 = probe.cpu_seconds(), _own_cpu(), _machine_busy()
         t1 = time.perf_counter()
         rss = probe.rss_bytes()
-        _raise_failures(players)
         rec.stopping = True
-        await asyncio.wait_for(asyncio.gather(*players), timeout=30)
     finally:
-        for task in players:
-            task.cancel()
+        gc.enable()
+        gc.unfreeze()
         await _close_all(sockets)
     seconds, ordered = t1 - t0, sorted(rec.latencies)
     per_1k = 1000 / rec.steps if rec.steps else float("nan")
@@ -234,15 +258,17 @@ async def hold_open(url: str, probe: Probe, *, count: int, seed: int) -> OpenRes
     rng = random.Random(seed)
     before = probe.rss_bytes()
     start = time.perf_counter()
-    sockets: list[ClientConnection] = []
+    sockets: list[WSConnection] = []
     try:
         sockets = await _open_all(url, count)
         gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
 
-        async def reset(ws: ClientConnection) -> None:
+        async def reset(ws: WSConnection) -> None:
+            replied: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+            ws.on_message = replied.set_result
             async with gate:
-                await ws.send(_reset_frame(rng))
-                _reply(await ws.recv(decode=False))
+                ws.send(_reset_frame(rng))
+                _reply(await asyncio.wait_for(replied, 60))
 
         await asyncio.gather(*(reset(ws) for ws in sockets))
         seconds = time.perf_counter() - start
@@ -272,7 +298,14 @@ def _machine_busy() -> float:
     return (sum(ticks[:8]) - ticks[3] - ticks[4]) / _CLOCK_TICKS
 
 
-def _raise_failures(tasks: Sequence[asyncio.Task[None]]) -> None:
-    for task in tasks:
-        if task.done() and not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+async def _run_for(
+    seconds: float, failed: asyncio.Future[None] | None, lost: Sequence[asyncio.Future[None]]
+) -> None:
+    """Let the players run; raise as soon as one fails or a server drops a connection."""
+    waits: list[asyncio.Future[None]] = [*lost] + ([failed] if failed is not None else [])
+    done, _ = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    for future in done:
+        if future is failed:
+            future.result()
+        else:
+            raise ConnectionError("the server closed a load connection during the run")

@@ -16,6 +16,7 @@ from env_servers.core.app import create_app
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
 from env_servers.core.ws import close_all_sockets
+from env_servers.core.ws_protocol import inline_protocol
 
 WS_HARD_LIMIT_FACTOR = 16
 """Frames up to this many times ``max_message_bytes`` get an error frame; larger ones
@@ -43,12 +44,14 @@ class DrainingServer(uvicorn.Server):
 def build_config(
     env_type: type[Environment[Any, Any, Any, Any]], settings: ServerSettings
 ) -> uvicorn.Config:
+    app = create_app(env_type, settings)
     return uvicorn.Config(
-        create_app(env_type, settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
         ws_max_size=settings.max_message_bytes * WS_HARD_LIMIT_FACTOR,
+        ws=inline_protocol(app.state.sessions),
         ws_per_message_deflate=False,  # frames are small; compression costs CPU per step
         timeout_graceful_shutdown=settings.drain_timeout,
         access_log=settings.log_level in ("debug", "trace"),

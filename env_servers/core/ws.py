@@ -57,22 +57,17 @@ class WebSocketEndpoint:
         await send({"type": "websocket.accept"})
         socket = Socket(send)
         manager = self.manager
-        query = parse_qs(scope.get("query_string", b"").decode())
-        resume = query.get("session_id", [""])[0]
+        resume = resume_id(scope.get("query_string", b""))
         try:
-            if resume:
-                session, previous = manager.attach(resume, socket)
-                if previous is not None:
-                    await previous.close(WS_CLOSE_REPLACED, "re-attached elsewhere")
-            else:
-                session = manager.open()
-                session.socket = socket
+            session, previous = bind(manager, socket, resume)
         except EnvServerError as error:
-            manager.counters.errors += 1
+            frame, code = refusal(manager, error, resume)
             with contextlib.suppress(Exception):
-                await socket.send(wire.error_frame(error))
-            await socket.close(WS_CLOSE_SESSION_GONE if resume else WS_CLOSE_TRY_LATER, error.code)
+                await socket.send(frame)
+            await socket.close(code, error.code)
             return
+        if previous is not None:
+            await previous.close(WS_CLOSE_REPLACED, "re-attached elsewhere")
         try:
             await self._serve(session, socket, receive)
         finally:
@@ -103,6 +98,27 @@ class WebSocketEndpoint:
             except Exception:  # the peer vanished between receive and send
                 return
             reply = None  # don't hold the last reply while the socket idles
+
+
+def resume_id(query_string: bytes) -> str:
+    """The ``?session_id=`` a client re-attaches with, or ``""`` for a new session."""
+    return parse_qs(query_string.decode()).get("session_id", [""])[0]
+
+
+def bind(manager: SessionManager, socket: Any, resume: str) -> tuple[Session, Any]:
+    """Bind a new socket to a new session, or to session ``resume``; returns the session and
+    the socket it replaced (to be closed with ``WS_CLOSE_REPLACED``)."""
+    if resume:
+        return manager.attach(resume, socket)
+    session = manager.open()
+    session.socket = socket
+    return session, None
+
+
+def refusal(manager: SessionManager, error: EnvServerError, resume: str) -> tuple[bytes, int]:
+    """The error frame and close code for a socket that ``bind`` refused."""
+    manager.counters.errors += 1
+    return wire.error_frame(error), WS_CLOSE_SESSION_GONE if resume else WS_CLOSE_TRY_LATER
 
 
 def answer(manager: SessionManager, session: Session, raw: str | bytes, limit: int) -> bytes | None:

@@ -127,7 +127,7 @@ class WordleEnvironment(
         hard_mode = options.hard_mode
         self._game = game.WordleGame(secret, hard_mode)
         self._split = options.split
-        self._episode_id = options.episode_id or str(uuid4())
+        self._episode_id = options.episode_id  # or a uuid4, made when ``state`` first asks
         self._step_count = 0
         prompt = HARD_MODE_PROMPT if hard_mode else PROMPT
         self._prompt = "[GAME] " + prompt.strip()
@@ -188,6 +188,8 @@ class WordleEnvironment(
         current = self._game
         if current is None:
             return WordleState()
+        if self._episode_id is None:
+            self._episode_id = str(uuid4())
         return WordleState.model_construct(
             episode_id=self._episode_id,
             step_count=self._step_count,

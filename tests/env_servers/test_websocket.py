@@ -1,4 +1,7 @@
-"""The WebSocket protocol on real sockets: frames, extensions, sessions, bad input."""
+"""The WebSocket protocol on real sockets: frames, extensions, sessions, bad input.
+
+Every test runs against both ways ``/ws`` is served: inline in uvicorn's protocol, as
+``arenagym serve`` runs it, and through the ASGI endpoint, as under any other ASGI server."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
-from tests.live import LiveServer, live_server
+from tests.live import WEBSOCKET_IMPLEMENTATIONS, LiveServer, live_server
 
 
 def send(ws: ClientConnection, message: dict[str, Any] | str) -> dict[str, Any]:
@@ -24,6 +27,17 @@ def closed_code(ws: ClientConnection) -> int | None:
     with pytest.raises(ConnectionClosed) as info:
         ws.recv(timeout=5)
     return info.value.rcvd.code if info.value.rcvd else None
+
+
+@pytest.fixture(scope="module", params=WEBSOCKET_IMPLEMENTATIONS)
+def websocket(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def wordle_server(websocket: str) -> Iterator[LiveServer]:
+    with live_server("wordle", websocket) as server:
+        yield server
 
 
 @pytest.fixture
@@ -107,9 +121,9 @@ def test_oversized_frame_is_refused_and_socket_survives(ws: ClientConnection) ->
     assert send(ws, {"type": "step", "data": {"guess": "crane"}})["data"]["done"] is True
 
 
-def test_secret_words_need_the_server_flag() -> None:
+def test_secret_words_need_the_server_flag(websocket: str) -> None:
     with (
-        live_server("wordle", allow_explicit_secrets=False) as server,
+        live_server("wordle", websocket, allow_explicit_secrets=False) as server,
         connect(server.ws_url) as ws,
     ):
         reply = send(ws, {"type": "reset", "data": {"word": "crane"}})
@@ -173,8 +187,8 @@ def test_unused_dropped_socket_frees_its_slot_at_once(wordle_server: LiveServer)
     assert wordle_server.sessions.active == before
 
 
-def test_capacity_is_bounded_and_freed() -> None:
-    with live_server("wordle", max_sessions=2) as server:
+def test_capacity_is_bounded_and_freed(websocket: str) -> None:
+    with live_server("wordle", websocket, max_sessions=2) as server:
         with connect(server.ws_url) as a, connect(server.ws_url) as b:
             send(a, {"type": "reset", "data": {}})
             send(b, {"type": "reset", "data": {}})
@@ -189,8 +203,8 @@ def test_capacity_is_bounded_and_freed() -> None:
             assert send(d, {"type": "reset", "data": {}})["type"] == "observation"
 
 
-def test_silent_socket_outlives_the_ttl_but_a_detached_session_expires() -> None:
-    with live_server("wordle", session_ttl=0.3) as server:
+def test_silent_socket_outlives_the_ttl_but_a_detached_session_expires(websocket: str) -> None:
+    with live_server("wordle", websocket, session_ttl=0.3) as server:
         with connect(server.ws_url) as ws:
             session_id = send(ws, {"type": "reset", "data": {"word": "crane"}})["data"][
                 "session_id"

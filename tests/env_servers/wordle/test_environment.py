@@ -275,3 +275,15 @@ def test_unvalidated_models_match_validated_ones(messages: list[str]) -> None:
         assert again == model
         assert again.model_dump_json() == model.model_dump_json()
         assert model.model_fields_set == set(type(model).model_fields)
+
+
+def test_episode_ids_are_stable_within_an_episode_and_new_for_the_next() -> None:
+    env, _ = start()
+    first = env.state.episode_id
+    assert first and env.state.episode_id == first
+    say(env, "[crane]")
+    assert env.state.episode_id == first
+    env.reset(WordleResetOptions(word="abide"))
+    assert env.state.episode_id not in (None, first)
+    env.reset(WordleResetOptions(word="abide", episode_id="mine"))
+    assert env.state.episode_id == "mine"

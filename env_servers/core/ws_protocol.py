@@ -1,0 +1,221 @@
+"""uvicorn's WebSocket protocol, answering ``/ws`` frames inline where they are parsed.
+
+Through ASGI every frame costs a queue hand-off to the app's task, an event-loop pass to wake
+it, a pause and a resume of reading (two ``epoll_ctl`` calls) and a message dict each way:
+more than the game step itself. Here ``/ws`` frames are answered by ``ws.answer`` in the
+``data_received`` callback that read them, and the reply is written before it returns.
+
+A client's request is almost always one small, complete, masked text frame. While websockets'
+parser is idle between messages, such frames are unmasked here and replies framed here (a
+few header bytes), which skips its generator-based parser; anything else (fragments, control
+frames, large or partial frames) goes through websockets as usual. Everything else stays
+uvicorn's and websockets': the handshake, limits, ping/pong, keepalive, the closing handshake
+and shutdown. Other WebSocket paths go to the ASGI app, and ``ws.WebSocketEndpoint`` serves
+``/ws`` under any other ASGI server.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import ClassVar
+
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.frames import apply_mask
+from websockets.http11 import Request
+from websockets.protocol import State
+
+from env_servers.core.errors import EnvServerError
+from env_servers.core.protocol import WS_CLOSE_REPLACED
+from env_servers.core.sessions import Session, SessionManager
+from env_servers.core.ws import answer, bind, refusal, resume_id
+
+WS_PATH = "/ws"
+_FIN_TEXT, _FIN_BINARY = 0x81, 0x82
+"""First byte of an unfragmented text / binary frame without extension bits."""
+_INCOMPLETE = sys.maxsize
+logger = logging.getLogger("uvicorn.error")
+
+
+class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
+    """One connection. On ``/ws`` it is also the socket bound to its session (``close``), so
+    draining and re-attaching close it like any other socket."""
+
+    manager: ClassVar[SessionManager]
+    inline = False
+    """Whether this connection is ours (``/ws``) rather than the ASGI app's."""
+    session: Session | None = None
+    _writes_paused = False
+    _backlog = b""
+    """Requests read but not yet answered because the client is not reading its replies."""
+
+    def handle_connect(self, event: Request) -> None:
+        path, _, query = event.path.partition("?")
+        if path != WS_PATH:
+            super().handle_connect(event)
+            return
+        self.inline = True
+        self.request = event
+        self.response = self.conn.accept(event)
+        self.handshake_initiated = self.handshake_complete = True
+        if self.response.status_code != 101:  # not a valid WebSocket handshake
+            self.close_sent = True
+            self.conn.send_response(self.response)
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.transport.close()
+            return
+        del self.response.headers["Date"]
+        self.response.headers.update(
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in self.default_headers
+        )
+        self.conn.send_response(self.response)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.start_keepalive()
+        if logger.isEnabledFor(logging.INFO):
+            client = f"{self.client[0]}:{self.client[1]}" if self.client else "-"
+            logger.info('%s - "WebSocket %s" [accepted]', client, event.path)
+
+        manager = self.manager
+        resume = resume_id(query.encode())
+        try:
+            self.session, previous = bind(manager, self, resume)
+        except EnvServerError as error:
+            frame, code = refusal(manager, error, resume)
+            self._write(frame)
+            self._close(code, error.code)
+            return
+        if previous is not None:
+            task = self.loop.create_task(previous.close(WS_CLOSE_REPLACED, "re-attached elsewhere"))
+            self.tasks.add(task)  # uvicorn's set of tasks: held until done, awaited at shutdown
+            task.add_done_callback(self.tasks.discard)
+
+    def data_received(self, data: bytes) -> None:
+        if self.session is None or not self._parser_idle():
+            super().data_received(data)
+            return
+        if self._backlog:
+            data, self._backlog = self._backlog + data, b""
+        limit = self.conn.max_message_size
+        while data and not self.close_sent:
+            if self._writes_paused:  # replies are backing up: answer the rest later
+                self._backlog = data
+                return
+            frame = _simple_frame(data, limit)
+            if frame is None:  # anything else goes to websockets' parser
+                super().data_received(data)
+                return
+            mask, end = frame
+            if len(data) < end:  # wait for the rest of the frame
+                self._backlog = data
+                return
+            self._on_message(apply_mask(data[mask + 4 : end], data[mask : mask + 4]))
+            data = data[end:]
+
+    def _parser_idle(self) -> bool:
+        """Whether websockets' parser waits for a new frame with nothing buffered, so bytes
+        may be consumed here without it noticing."""
+        conn = self.conn
+        return (
+            conn.state is State.OPEN
+            and conn.current_size is None  # not inside a fragmented message
+            and not self.frames
+            and not self.close_sent
+            and not conn.reader.buffer
+        )
+
+    def send_receive_event_to_app(self) -> None:
+        """A message websockets parsed: answer it on ``/ws``, else hand it to the app."""
+        if not self.inline:
+            super().send_receive_event_to_app()
+            return
+        frames, self.frames = self.frames, []
+        if self.session is not None and not self.close_sent:
+            self._on_message(frames[0] if len(frames) == 1 else b"".join(frames))
+
+    def _on_message(self, data: bytes) -> None:
+        session, manager = self.session, self.manager
+        assert session is not None
+        reply = answer(manager, session, data, manager.settings.max_message_bytes)
+        if reply is None:  # the client's "close" message
+            manager.close(session)
+            self._close(1000, "closed")
+        else:
+            self._write(reply)
+
+    def _write(self, message: bytes) -> None:
+        """Send ``message`` (UTF-8 JSON) as one text frame."""
+        if not self.transport.is_closing():
+            self.transport.write(text_frame_header(len(message)) + message)
+
+    def _close(self, code: int, reason: str) -> None:
+        if self.close_sent or self.transport.is_closing():
+            return
+        self.conn.send_close(code, reason)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.close_sent = True
+        if self._writes_paused:
+            self.transport.resume_reading()  # the peer's closing frame must still get through
+        self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
+
+    async def close(self, code: int, reason: str = "") -> None:
+        """Close from the server's side: draining (1001) or a re-attach elsewhere (4409)."""
+        self._close(code, reason)
+
+    # Backpressure: a client that stops reading its replies stops being read, and what was
+    # already read waits in the backlog, so replies never pile up beyond the transport's limit.
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self.session is not None and not self.close_sent:
+            self._writes_paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if not self._writes_paused:
+            return
+        self._writes_paused = False
+        if self._backlog:
+            self.data_received(b"")
+        if not self._writes_paused and not self.close_sent:
+            self.transport.resume_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if self.session is not None:
+            self.manager.detach(self.session, self)
+            self.session = None
+
+
+def _simple_frame(data: bytes, limit: int | None) -> tuple[int, int] | None:
+    """Where the mask starts and the frame ends, if ``data`` starts with an unfragmented,
+    masked data frame of at most ``limit`` bytes (or the start of one); None otherwise."""
+    if data[0] != _FIN_TEXT and data[0] != _FIN_BINARY:
+        return None
+    if len(data) < 4:
+        return 0, _INCOMPLETE
+    second = data[1]
+    size = second & 0x7F
+    if not second & 0x80 or size == 127:
+        return None  # unmasked (websockets reports the error) or 64-bit length
+    mask = 2
+    if size == 126:
+        size, mask = int.from_bytes(data[2:4]), 4
+    if limit is not None and size > limit:
+        return None
+    return mask, mask + 4 + size
+
+
+def text_frame_header(size: int) -> bytes:
+    """RFC 6455 header of an unfragmented, unmasked text frame of ``size`` bytes."""
+    if size < 126:
+        return bytes((_FIN_TEXT, size))
+    if size < 65536:
+        return b"\x81\x7e" + size.to_bytes(2)
+    return b"\x81\x7f" + size.to_bytes(8)
+
+
+def inline_protocol(manager: SessionManager) -> type[InlineWebSocketProtocol]:
+    """The protocol class to give uvicorn (``ws=``) for an app serving ``manager``."""
+    return type("InlineWebSocketProtocol", (InlineWebSocketProtocol,), {"manager": manager})
