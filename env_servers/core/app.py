@@ -1,7 +1,8 @@
 """``create_app()``: the HTTP and WebSocket routes, thin shells over ``sessions.py``.
 
 WebSocket ``/ws`` (``ws.py``) speaks OpenEnv's frames (one connection, one session) plus the
-extensions in ``protocol.EXTENSIONS``. HTTP is stateful: ``POST /reset`` opens a session whose id the
+extensions in ``protocol.EXTENSIONS``; ``arenagym serve`` answers its frames inline in uvicorn's
+protocol (``ws_protocol.py``), any other ASGI server through this app. HTTP is stateful: ``POST /reset`` opens a session whose id the
 other routes take, so a person can play with curl.
 """
 

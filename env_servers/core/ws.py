@@ -1,7 +1,10 @@
 """The WebSocket endpoint ``/ws``: OpenEnv's frames plus our extensions, one socket one session.
 
-Written against raw ASGI rather than Starlette's ``WebSocket`` wrapper: this loop runs once
-per game step, and the wrapper's per-message state checks cost more than the game does.
+``answer`` (one frame in, one frame out) and ``bind`` / ``refusal`` (a socket's session) are
+shared by both ways of serving ``/ws``: the ASGI endpoint here, for any ASGI server, and
+``ws_protocol``, which ``arenagym serve`` runs inside uvicorn. The endpoint is written against
+raw ASGI rather than Starlette's ``WebSocket`` wrapper: its loop runs once per game step, and
+the wrapper's per-message state checks cost more than the game does.
 """
 
 from __future__ import annotations

@@ -91,11 +91,11 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             task.add_done_callback(self.tasks.discard)
 
     def data_received(self, data: bytes) -> None:
+        if self._backlog:
+            data, self._backlog = self._backlog + data, b""
         if self.session is None or not self._parser_idle():
             super().data_received(data)
             return
-        if self._backlog:
-            data, self._backlog = self._backlog + data, b""
         limit = self.conn.max_message_size
         while data and not self.close_sent:
             if self._writes_paused:  # replies are backing up: answer the rest later
