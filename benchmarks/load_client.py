@@ -305,7 +305,6 @@ async def _run_for(
     waits: list[asyncio.Future[None]] = [*lost] + ([failed] if failed is not None else [])
     done, _ = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
     for future in done:
-        if future is failed:
-            future.result()
-        else:
+        future.result()  # a player's or a connection's error
+        if future is not failed:
             raise ConnectionError("the server closed a load connection during the run")

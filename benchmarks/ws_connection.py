@@ -18,6 +18,7 @@ from typing import cast
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
+from websockets.protocol import State
 from websockets.uri import parse_uri
 
 CLOSE_TIMEOUT = 5.0
@@ -26,14 +27,19 @@ MessageHandler = Callable[[bytes], None]
 
 
 class WSConnection(asyncio.Protocol):
-    """One client connection. ``on_message`` receives each text or binary message."""
+    """One client connection. ``on_message`` receives each text or binary message; until it
+    is set, messages are kept in ``unclaimed`` (a server's refusal arrives that way)."""
 
     def __init__(self, url: str) -> None:
+        if not url.startswith("ws://"):
+            raise ValueError(f"only ws:// URLs are supported here, not {url!r}")
         self.conn = ClientProtocol(parse_uri(url), max_size=None)
         loop = asyncio.get_running_loop()
         self.opened: asyncio.Future[None] = loop.create_future()
         self.lost: asyncio.Future[None] = loop.create_future()
-        self.on_message: MessageHandler = _ignore
+        """Done when the connection ends: with an exception when ``on_message`` raised."""
+        self.unclaimed: list[bytes] = []
+        self.on_message: MessageHandler = self.unclaimed.append
         self.transport: asyncio.Transport | None = None
 
     @classmethod
@@ -47,7 +53,14 @@ class WSConnection(asyncio.Protocol):
         except BaseException:
             connection.abort()
             raise
+        connection.check_open()
         return connection
+
+    def check_open(self) -> None:
+        """Raise, with what the server said, if it has already closed the connection."""
+        if self.conn.state is not State.OPEN:
+            said = b" ".join(self.unclaimed)[:300].decode(errors="replace")
+            raise ConnectionError(f"the server closed the connection: {said or self.conn.state}")
 
     # asyncio.Protocol
 
@@ -59,15 +72,21 @@ class WSConnection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         conn = self.conn
         conn.receive_data(data)
-        for event in conn.events_received():
-            if isinstance(event, Frame):
-                if event.opcode is Opcode.TEXT or event.opcode is Opcode.BINARY:
-                    self.on_message(bytes(event.data))
-            elif isinstance(event, Response) and not self.opened.done():
-                if conn.handshake_exc is not None:
-                    self.opened.set_exception(conn.handshake_exc)
-                else:
-                    self.opened.set_result(None)
+        try:
+            for event in conn.events_received():
+                if isinstance(event, Frame):
+                    if event.opcode is Opcode.TEXT or event.opcode is Opcode.BINARY:
+                        self.on_message(bytes(event.data))
+                elif isinstance(event, Response) and not self.opened.done():
+                    if conn.handshake_exc is not None:
+                        self.opened.set_exception(conn.handshake_exc)
+                    else:
+                        self.opened.set_result(None)
+        except Exception as error:  # the handler's failure ends this connection, visibly
+            if not self.lost.done():
+                self.lost.set_exception(error)
+            self.abort()
+            return
         self._flush()  # pongs and the reply to a closing frame
 
     def eof_received(self) -> None:
@@ -75,18 +94,17 @@ class WSConnection(asyncio.Protocol):
         self._flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        error = exc or ConnectionError("connection closed")
-        for future in (self.opened, self.lost):
-            if not future.done():
-                if future is self.lost:
-                    future.set_result(None)
-                else:
-                    future.set_exception(error)
+        if not self.opened.done():
+            reason = self.conn.handshake_exc or exc or ConnectionError("closed during handshake")
+            self.opened.set_exception(reason)
+        if not self.lost.done():
+            self.lost.set_result(None)
 
     # sending
 
     def send(self, message: bytes) -> None:
         """Send one text message (UTF-8 bytes)."""
+        self.check_open()
         self.conn.send_text(message)
         self._flush()
 
@@ -101,7 +119,7 @@ class WSConnection(asyncio.Protocol):
                 transport.write_eof()  # websockets' signal to half-close
 
     async def close(self) -> None:
-        """Closing handshake, then the TCP connection; forced after ``CLOSE_TIMEOUT``."""
+        """Closing handshake, then the TCP connection; dropped after ``CLOSE_TIMEOUT``."""
         if self.transport is None or self.transport.is_closing():
             return
         self.on_message = _ignore
@@ -110,14 +128,16 @@ class WSConnection(asyncio.Protocol):
             self._flush()
         try:
             await asyncio.wait_for(asyncio.shield(self.lost), CLOSE_TIMEOUT)
-        except TimeoutError:
+        except (TimeoutError, Exception):
             pass
         finally:
             self.abort()
 
     def abort(self) -> None:
+        if not self.opened.done():
+            self.opened.cancel()
         if self.transport is not None:
-            self.transport.close()
+            self.transport.abort()
 
 
 def _ignore(message: bytes) -> None:

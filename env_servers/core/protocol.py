@@ -12,7 +12,7 @@ PROTOCOL_NAME = "openenv"
 PROTOCOL_VERSION = "0.3"
 
 EXT_REQUEST_ID = "request-id"
-"""Any client frame may carry ``"id"``; the reply echoes it."""
+"""Any client frame may carry ``"id"`` (a string or a number); the reply echoes it."""
 EXT_SESSION_ID = "session-id"
 """The reply to ``reset`` carries ``data.session_id``."""
 EXT_RESUME = "resume"

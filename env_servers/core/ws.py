@@ -136,6 +136,9 @@ def answer(manager: SessionManager, session: Session, raw: str | bytes, limit: i
                 'A frame must be a JSON object like {"type": "step", "data": {…}}.'
             )
         request_id = message.get("id")
+        if request_id is not None and not isinstance(request_id, (str, int, float)):
+            request_id = None
+            raise InvalidRequest('"id" must be a string or a number; the reply echoes it.')
         kind = message.get("type")
         if kind == "step" or kind == "reset":
             if request_id is not None and raw == session.last_frame:

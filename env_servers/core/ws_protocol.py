@@ -5,13 +5,17 @@ it, a pause and a resume of reading (two ``epoll_ctl`` calls) and a message dict
 more than the game step itself. Here ``/ws`` frames are answered by ``ws.answer`` in the
 ``data_received`` callback that read them, and the reply is written before it returns.
 
-A client's request is almost always one small, complete, masked text frame. While websockets'
-parser is idle between messages, such frames are unmasked here and replies framed here (a
-few header bytes), which skips its generator-based parser; anything else (fragments, control
-frames, large or partial frames) goes through websockets as usual. Everything else stays
+A client's request is almost always one small, complete, masked text frame. Frame headers
+are read here, so frame boundaries are always known: such frames are unmasked here and the
+replies framed here (a few header bytes), which skips websockets' generator-based parser;
+every other frame (fragments, control frames, 64-bit lengths) is handed to websockets whole,
+one frame at a time, so its parser always starts at a frame boundary. Everything else stays
 uvicorn's and websockets': the handshake, limits, ping/pong, keepalive, the closing handshake
 and shutdown. Other WebSocket paths go to the ASGI app, and ``ws.WebSocketEndpoint`` serves
 ``/ws`` under any other ASGI server.
+
+One difference from the ASGI path: a text frame that is not valid UTF-8 gets an
+``INVALID_JSON`` error frame and the socket stays open (uvicorn's ASGI path closes with 1007).
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ from env_servers.core.ws import answer, bind, refusal, resume_id
 WS_PATH = "/ws"
 _FIN_TEXT, _FIN_BINARY = 0x81, 0x82
 """First byte of an unfragmented text / binary frame without extension bits."""
-_INCOMPLETE = sys.maxsize
 logger = logging.getLogger("uvicorn.error")
 
 
@@ -47,7 +50,10 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
     session: Session | None = None
     _writes_paused = False
     _backlog = b""
-    """Requests read but not yet answered because the client is not reading its replies."""
+    """Bytes read but not yet handled: an incomplete frame, or requests waiting while the
+    client is not reading its replies. At most one read plus one frame."""
+    _passthrough = 0
+    """Bytes of the current frame still to hand to websockets' parser."""
 
     def handle_connect(self, event: Request) -> None:
         path, _, query = event.path.partition("?")
@@ -85,7 +91,9 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             self._write(frame)
             self._close(code, error.code)
             return
-        if previous is not None:
+        if isinstance(previous, InlineWebSocketProtocol):
+            previous._close(WS_CLOSE_REPLACED, "re-attached elsewhere")
+        elif previous is not None:
             task = self.loop.create_task(previous.close(WS_CLOSE_REPLACED, "re-attached elsewhere"))
             self.tasks.add(task)  # uvicorn's set of tasks: held until done, awaited at shutdown
             task.add_done_callback(self.tasks.discard)
@@ -93,36 +101,41 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
     def data_received(self, data: bytes) -> None:
         if self._backlog:
             data, self._backlog = self._backlog + data, b""
-        if self.session is None or not self._parser_idle():
+        if self.session is None:  # the handshake, another path, or a refused socket
             super().data_received(data)
             return
-        limit = self.conn.max_message_size
-        while data and not self.close_sent:
+        limit = self.conn.max_message_size or sys.maxsize
+        while data:
+            if self._passthrough:  # the rest of a frame websockets is parsing
+                chunk, data = data[: self._passthrough], data[self._passthrough :]
+                self._passthrough -= len(chunk)
+                super().data_received(chunk)
+                continue
+            if self.close_sent:  # only the closing handshake is left: websockets' part
+                super().data_received(data)
+                return
             if self._writes_paused:  # replies are backing up: answer the rest later
                 self._backlog = data
                 return
-            frame = _simple_frame(data, limit)
-            if frame is None:  # anything else goes to websockets' parser
-                super().data_received(data)
-                return
-            mask, end = frame
-            if len(data) < end:  # wait for the rest of the frame
+            header = _frame_header(data)
+            if header is None:  # not even a whole header yet
                 self._backlog = data
                 return
-            self._on_message(apply_mask(data[mask + 4 : end], data[mask : mask + 4]))
-            data = data[end:]
+            simple, mask, end = header
+            if simple and self._between_messages() and end - mask - 4 <= limit:
+                if len(data) < end:  # wait for the rest of the frame
+                    self._backlog = data
+                    return
+                self._on_message(apply_mask(data[mask + 4 : end], data[mask : mask + 4]))
+                data = data[end:]
+            else:  # anything else goes to websockets' parser, exactly one frame of it
+                chunk, data = data[:end], data[end:]
+                self._passthrough = end - len(chunk)
+                super().data_received(chunk)
 
-    def _parser_idle(self) -> bool:
-        """Whether websockets' parser waits for a new frame with nothing buffered, so bytes
-        may be consumed here without it noticing."""
-        conn = self.conn
-        return (
-            conn.state is State.OPEN
-            and conn.current_size is None  # not inside a fragmented message
-            and not self.frames
-            and not self.close_sent
-            and not conn.reader.buffer
-        )
+    def _between_messages(self) -> bool:
+        """Whether a new data frame may start here (not inside a fragmented message)."""
+        return self.conn.state is State.OPEN and self.conn.current_size is None and not self.frames
 
     def send_receive_event_to_app(self) -> None:
         """A message websockets parsed: answer it on ``/ws``, else hand it to the app."""
@@ -135,8 +148,14 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
 
     def _on_message(self, data: bytes) -> None:
         session, manager = self.session, self.manager
-        assert session is not None
-        reply = answer(manager, session, data, manager.settings.max_message_bytes)
+        if session is None or session.socket is not self:
+            return  # re-attached elsewhere: this socket is being closed
+        try:
+            reply = answer(manager, session, data, manager.settings.max_message_bytes)
+        except Exception:  # a bug, not bad input: answer() reports bad input itself
+            logger.exception("answering a frame on /ws failed")
+            self._close(1011, "internal error")
+            return
         if reply is None:  # the client's "close" message
             manager.close(session)
             self._close(1000, "closed")
@@ -149,18 +168,29 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             self.transport.write(text_frame_header(len(message)) + message)
 
     def _close(self, code: int, reason: str) -> None:
-        if self.close_sent or self.transport.is_closing():
-            return
+        """Start the closing handshake; the connection is dropped after ``close_timeout``
+        even if the peer neither answers nor reads."""
+        if self.close_sent or self.transport.is_closing() or self.conn.state is not State.OPEN:
+            return  # already closing (the peer's close frame may be in this very read)
         self.conn.send_close(code, reason)
         self.transport.write(b"".join(self.conn.data_to_send()))
         self.close_sent = True
         if self._writes_paused:
+            self._writes_paused = False
             self.transport.resume_reading()  # the peer's closing frame must still get through
-        self.close_timer = self.loop.call_later(self.close_timeout, self.transport.close)
+        if self._backlog:  # it may hold the peer's closing frame already
+            self.loop.call_soon(self.data_received, b"")
+        self.close_timer = self.loop.call_later(self.close_timeout, self.transport.abort)
 
     async def close(self, code: int, reason: str = "") -> None:
         """Close from the server's side: draining (1001) or a re-attach elsewhere (4409)."""
         self._close(code, reason)
+
+    def keepalive_timeout(self) -> None:
+        """uvicorn fails a connection whose pongs stopped; drop it for good after
+        ``close_timeout`` even if the peer stopped reading too, so its session is freed."""
+        super().keepalive_timeout()
+        self.loop.call_later(self.close_timeout, self.transport.abort)
 
     # Backpressure: a client that stops reading its replies stops being read, and what was
     # already read waits in the backlog, so replies never pile up beyond the transport's limit.
@@ -188,23 +218,28 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             self.session = None
 
 
-def _simple_frame(data: bytes, limit: int | None) -> tuple[int, int] | None:
-    """Where the mask starts and the frame ends, if ``data`` starts with an unfragmented,
-    masked data frame of at most ``limit`` bytes (or the start of one); None otherwise."""
-    if data[0] != _FIN_TEXT and data[0] != _FIN_BINARY:
+def _frame_header(data: bytes) -> tuple[bool, int, int] | None:
+    """For the frame ``data`` starts with: whether it is an unfragmented, masked text or
+    binary frame with a 7- or 16-bit length, where its mask starts and where it ends;
+    None until the whole header is there."""
+    if len(data) < 2:
         return None
-    if len(data) < 4:
-        return 0, _INCOMPLETE
-    second = data[1]
-    size = second & 0x7F
-    if not second & 0x80 or size == 127:
-        return None  # unmasked (websockets reports the error) or 64-bit length
-    mask = 2
+    first, second = data[0], data[1]
+    size, start = second & 0x7F, 2
     if size == 126:
-        size, mask = int.from_bytes(data[2:4]), 4
-    if limit is not None and size > limit:
+        if len(data) < 4:
+            return None
+        size, start = int.from_bytes(data[2:4]), 4
+    elif size == 127:
+        if len(data) < 10:
+            return None
+        size, start = int.from_bytes(data[2:10]), 10
+    masked = bool(second & 0x80)
+    simple = masked and start < 10 and first in (_FIN_TEXT, _FIN_BINARY)
+    mask_bytes = 4 if masked else 0
+    if len(data) < start + mask_bytes and simple:
         return None
-    return mask, mask + 4 + size
+    return simple, start, start + mask_bytes + size
 
 
 def text_frame_header(size: int) -> bytes:

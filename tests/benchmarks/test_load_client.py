@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import resource
 
@@ -11,7 +12,7 @@ import pytest
 from benchmarks.load_client import hold_open, run_load
 from benchmarks.ws_connection import WSConnection
 from env_servers.wordle import game
-from tests.live import LiveServer
+from tests.live import LiveServer, live_server
 
 
 class ThisProcess:
@@ -53,3 +54,15 @@ async def test_hold_open_opens_resets_and_closes(wordle_server: LiveServer) -> N
 async def test_a_refused_handshake_is_an_error(wordle_server: LiveServer) -> None:
     with pytest.raises(Exception, match="403"):
         await WSConnection.connect(wordle_server.ws_url.replace("/ws", "/nowhere"), timeout=5)
+
+
+async def test_a_refused_session_says_why() -> None:
+    with live_server("wordle", max_sessions=1) as server:
+        first = await WSConnection.connect(server.ws_url)
+        try:
+            with pytest.raises(ConnectionError, match="CAPACITY_REACHED"):
+                second = await WSConnection.connect(server.ws_url)
+                await asyncio.sleep(0.2)  # the refusal may come after the handshake
+                second.send(b'{"type": "reset"}')
+        finally:
+            await first.close()

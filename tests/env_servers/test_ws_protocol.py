@@ -18,9 +18,10 @@ import httpx
 import pytest
 from fastapi import WebSocket
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-from websockets.frames import Frame, Opcode
+from websockets.frames import Frame, Opcode, apply_mask
 from websockets.sync.client import ClientConnection, connect
 
+from env_servers.core.config import ServerSettings
 from env_servers.core.ws_protocol import text_frame_header
 from tests.live import LiveServer
 
@@ -209,3 +210,100 @@ def test_text_frame_header_matches_websockets(size: int) -> None:
     payload = b"a" * size
     expected = Frame(Opcode.TEXT, payload).serialize(mask=False, extensions=[])
     assert text_frame_header(size) + payload == expected
+
+
+@pytest.mark.parametrize("cut", [2, 6])  # after the header; after the header and mask
+def test_other_frames_split_after_their_header_keep_the_stream_in_step(
+    ws: ClientConnection, cut: int
+) -> None:
+    """Frames the fast path hands to websockets stay whole to it, however they are cut."""
+    mask = b"\x81\x86\x01\x02"  # after the header, the mask looks like a frame's start
+    ping = b"\x89\x88" + mask + apply_mask(b"12345678", mask)
+    write(ws, ping[:cut])
+    time.sleep(0.05)
+    write(ws, ping[cut:] + raw_frame(message("reset", {"word": "crane"}, "after")))
+    assert receive(ws)["id"] == "after"
+    big = raw_frame(message("step", {"message": "x" * 70_000}, "big"))  # a 64-bit length
+    write(ws, big[:14])
+    time.sleep(0.05)
+    write(ws, big[14:])
+    reply = receive(ws)  # refused before parsing, so without the id
+    assert reply["type"] == "error" and "larger than" in reply["data"]["message"]
+    ws.send(message("step", {"guess": "crane"}).decode())
+    assert receive(ws)["data"]["done"] is True
+
+
+def raw_client(server: LiveServer) -> socket.socket:
+    """A plain TCP socket past the WebSocket handshake: no library answers for it."""
+    port = int(server.url.rsplit(":", 1)[1])
+    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    sock.sendall(
+        b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    response = b""
+    while b"\r\n\r\n" not in response:
+        response += sock.recv(4096)
+    assert response.startswith(b"HTTP/1.1 101")
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+@pytest.mark.parametrize("ping_first", [False, True])
+def test_close_message_and_closing_frame_in_one_segment(
+    wordle_server: LiveServer, ping_first: bool
+) -> None:
+    """A client that sends the "close" message and its own closing frame at once is closed
+    at once, not after the server's close timeout."""
+    with raw_client(wordle_server) as sock:
+        before = raw_frame(b"hi", Opcode.PING) if ping_first else b""
+        goodbye = raw_frame(message("close")) + raw_frame(b"\x03\xe8", Opcode.CLOSE)
+        started = time.monotonic()
+        sock.sendall(before + goodbye)
+        received = read_until_closed(sock)  # the server closes the TCP connection...
+        assert time.monotonic() - started < 3  # ...at once
+        assert received.endswith(b"\x88\x08\x03\xe8closed")  # after its closing frame, 1000
+    assert httpx.get(f"{wordle_server.url}/health").json()["status"] == "healthy"
+
+
+def test_ids_must_be_strings_or_numbers(ws: ClientConnection) -> None:
+    nested: Any = "x"
+    for _ in range(300):
+        nested = [nested]
+    for bad_id in (nested, {"a": 1}):
+        ws.send(json.dumps({"type": "state", "id": bad_id}))
+        reply = receive(ws)
+        assert reply["type"] == "error" and "id" not in reply
+        assert reply["data"]["code"] == "VALIDATION_ERROR" and '"id"' in reply["data"]["message"]
+    ws.send(message("reset", {"word": "crane"}, 7.5).decode())
+    assert receive(ws)["id"] == 7.5
+
+
+def test_a_peer_that_stops_reading_and_answering_is_dropped_and_its_session_freed() -> None:
+    server = LiveServer(
+        "wordle", ServerSettings(log_level="warning", allow_explicit_secrets=True, session_ttl=0.5)
+    )
+    server.config.ws_ping_interval = server.config.ws_ping_timeout = 0.3
+    with server:
+        port = int(server.url.rsplit(":", 1)[1])
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", port))
+        # max_queue=1: once a reply waits unread, the client stops reading and stops
+        # answering pings, like a hung process whose kernel still holds the connection
+        with connect(server.ws_url, sock=sock, max_queue=1, ping_interval=None) as ws:
+            session_id = receive_reset(ws)
+            server_end = server.sessions.sessions[session_id].socket
+            server_end.close_timeout = 0.5
+            frames = b"".join(raw_frame(message("state", request_id=i)) for i in range(20_000))
+            threading.Thread(target=write, args=(ws, frames), daemon=True).start()
+            deadline = time.monotonic() + 15
+            while server.sessions.active and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert server.sessions.active == 0
