@@ -75,12 +75,12 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in self.default_headers
         )
-        self.conn.send_response(self.response)
-        self.transport.write(b"".join(self.conn.data_to_send()))
-        self.start_keepalive()
         if logger.isEnabledFor(logging.INFO):
             client = f"{self.client[0]}:{self.client[1]}" if self.client else "-"
             logger.info('%s - "WebSocket %s" [accepted]', client, event.path)
+        self.conn.send_response(self.response)
+        self.transport.write(b"".join(self.conn.data_to_send()))
+        self.start_keepalive()
 
         manager = self.manager
         resume = resume_id(query.encode())
