@@ -80,6 +80,19 @@ def _free_memory() -> None:
         torch.cuda.empty_cache()
 
 
+@dataclass(slots=True)
+class ModelRun:
+    """One evaluated model: ``baseline``/``trained``/…, the name given, and what was loaded."""
+
+    label: str
+    model: str
+    source: str
+    """What was loaded: the local directory or Hub id ``model`` resolved to."""
+
+    def identity(self) -> dict[str, str]:
+        return {"label": self.label, "model": self.model, "source": self.source}
+
+
 # -- Countdown -----------------------------------------------------------------------------
 
 
@@ -98,11 +111,7 @@ class PuzzleResult:
 
 
 @dataclass(slots=True)
-class CountdownModelResult:
-    label: str
-    model: str
-    source: str
-    """What was loaded: the local directory or Hub id ``model`` resolved to."""
+class CountdownModelResult(ModelRun):
     results: list[PuzzleResult] = field(default_factory=list)
 
     @property
@@ -156,9 +165,7 @@ class CountdownEval:
             },
             "models": [
                 {
-                    "label": m.label,
-                    "model": m.model,
-                    "source": m.source,
+                    **m.identity(),
                     "solved": m.solved,
                     "solve_rate": m.solve_rate,
                     "results": [asdict(r) for r in m.results],
@@ -296,10 +303,7 @@ class WordleEpisode:
 
 
 @dataclass(slots=True)
-class WordleModelResult:
-    label: str
-    model: str
-    source: str
+class WordleModelResult(ModelRun):
     episodes: list[WordleEpisode] = field(default_factory=list)
 
     @property
@@ -336,9 +340,7 @@ class WordleModelResult:
 
     def summary(self) -> dict[str, Any]:
         return {
-            "label": self.label,
-            "model": self.model,
-            "source": self.source,
+            **self.identity(),
             "wins": self.wins,
             "win_rate": self.win_rate,
             "mean_guesses_on_wins": self.mean_guesses_on_wins,
