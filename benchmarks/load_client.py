@@ -47,14 +47,14 @@ class ServerError(RuntimeError):
 class _Recorder:
     step_frames: Sequence[bytes]
     """One step frame per answer word, encoded once and shared by all sessions."""
+    failed: asyncio.Future[None]
+    """Set with the error that ends the run early."""
     active: bool = False
     stopping: bool = False
     steps: int = 0
     resets: int = 0
     errors: int = 0
     latencies: list[float] = field(default_factory=list)
-    failed: asyncio.Future[None] | None = None
-    """Set with the error that ends the run early."""
 
 
 @dataclass(frozen=True)
@@ -189,9 +189,8 @@ class _Player:
         self.ws.send(frame)
 
     def fail(self, error: BaseException) -> None:
-        failed = self.rec.failed
-        if failed is not None and not failed.done():
-            failed.set_exception(error)
+        if not self.rec.failed.done():
+            self.rec.failed.set_exception(error)
 
 
 async def run_load(
@@ -205,7 +204,7 @@ async def run_load(
     seed: int,
 ) -> LoadResult:
     """Connect ``sessions`` sockets, play for ``warmup`` s, then measure for ``duration`` s."""
-    rec = _Recorder(_step_frames(words), failed=asyncio.get_running_loop().create_future())
+    rec = _Recorder(_step_frames(words), asyncio.get_running_loop().create_future())
     master = random.Random(seed)
     sockets = await _open_all(url, sessions)
     lost = [ws.lost for ws in sockets]
@@ -299,10 +298,10 @@ def _machine_busy() -> float:
 
 
 async def _run_for(
-    seconds: float, failed: asyncio.Future[None] | None, lost: Sequence[asyncio.Future[None]]
+    seconds: float, failed: asyncio.Future[None], lost: Sequence[asyncio.Future[None]]
 ) -> None:
     """Let the players run; raise as soon as one fails or a server drops a connection."""
-    waits: list[asyncio.Future[None]] = [*lost] + ([failed] if failed is not None else [])
+    waits = [*lost, failed]
     done, _ = await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
     for future in done:
         future.result()  # a player's or a connection's error
