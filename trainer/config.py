@@ -60,8 +60,12 @@ class TrainConfig:
     countdown_url: str | None = _help(
         "Countdown server URL (else ARENAGYM_COUNTDOWN_URL, else a local server).", None
     )
-    transport: Literal["websocket", "http"] = _help(
-        "How the trainer talks to the game servers.", "websocket"
+    transport: Literal["websocket", "http", "inprocess"] = _help(
+        "How the trainer talks to the game servers (inprocess: the game in this process).",
+        "websocket",
+    )
+    verify_connections: int = _help(
+        "Server sessions that verify single-turn answers in parallel.", 8
     )
 
     # fine-tuning
@@ -88,6 +92,9 @@ class TrainConfig:
     temperature: float = _help("Sampling temperature of rollouts.", 1.0)
     num_train_epochs: float = _help("Passes over the episodes.", 1.0)
     max_steps: int = _help("Stop after this many optimiser steps (-1: as the epochs say).", -1)
+    max_time_s: float | None = _help(
+        "Stop after this many seconds of training (the final model is saved as usual).", None
+    )
     warmup_steps: int = _help("Steps of linear learning-rate warm-up.", 0)
     enable_thinking: bool = _help("Let Qwen3-style templates think before answering.", False)
     rewards: dict[str, float] = _help(

@@ -139,6 +139,14 @@ def countdown(
     reset: ResetOption = None,
     metrics: MetricsOption = None,
     device: DeviceOption = None,
+    samples: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Replies sampled per puzzle (with --temperature > 0): reports pass@1 and "
+            "pass@K in results.json.",
+        ),
+    ] = 1,
 ) -> None:
     _run(
         "countdown",
@@ -154,6 +162,7 @@ def countdown(
         batch_size=batch_size,
         reset=parse_reset(reset),
         device=device,
+        samples=samples,
     )
 
 

@@ -108,11 +108,25 @@ class PuzzleResult:
     value: float | None
     correct: bool
     reason: str | None
+    samples_correct: int | None = None
+    """With ``samples`` > 1: how many of the puzzle's sampled replies were right."""
 
 
 @dataclass(slots=True)
 class CountdownModelResult(ModelRun):
     results: list[PuzzleResult] = field(default_factory=list)
+    samples: int = 1
+
+    def pass_at(self) -> dict[str, Any]:
+        """``pass_at_1`` (mean over all samples) and ``pass_at_k`` (any sample right)."""
+        if self.samples <= 1 or not self.results:
+            return {}
+        counts = [r.samples_correct or 0 for r in self.results]
+        return {
+            "samples": self.samples,
+            "pass_at_1": sum(counts) / (len(counts) * self.samples),
+            "pass_at_k": sum(c > 0 for c in counts) / len(counts),
+        }
 
     @property
     def solved(self) -> int:
@@ -168,6 +182,7 @@ class CountdownEval:
                     **m.identity(),
                     "solved": m.solved,
                     "solve_rate": m.solve_rate,
+                    **m.pass_at(),
                     "results": [asdict(r) for r in m.results],
                 }
                 for m in self.models
@@ -198,6 +213,7 @@ def evaluate_countdown(
     reset: Mapping[str, Any] | None = None,
     device: str | None = None,
     progress: bool = True,
+    samples: int = 1,
 ) -> CountdownEval:
     """Solve rate of each model on puzzles ``seed .. seed + episodes - 1`` of ``split``; with
     two models (baseline first) the result also sorts every puzzle into ``BUCKETS``.
@@ -205,9 +221,13 @@ def evaluate_countdown(
     The prompt is the server's own, as the one user message of the chat template; each reply is
     sent whole to the server (``{"message": …}``), which extracts and checks the answer.
     ``reset``: the game's other reset fields (``n_numbers``, ``max_num``…), as in training.
+    ``samples`` > 1 (with ``temperature`` > 0) samples that many replies per puzzle: the first
+    is the puzzle's result, and all of them give ``pass_at_1`` and ``pass_at_k``.
     Raises ``ModelLoadError`` / ``FileNotFoundError`` for a model and ``ClientError`` for the
     server, both before any generation when they can be known then.
     """
+    if samples > 1 and temperature <= 0:
+        raise ValueError("samples > 1 needs a temperature above 0")
     labels = model_labels(len(models))
     sources = [resolve_model(name) for name in models]
     options = {**(reset or {}), "split": split}
@@ -226,7 +246,7 @@ def evaluate_countdown(
                 task = bars.add_task(f"countdown {label}: {name}", total=episodes)
                 model, tokenizer = load_model(source, device=device)
                 _seed_sampling(seed)  # each model draws the same random stream
-                result = CountdownModelResult(label, name, source)
+                result = CountdownModelResult(label, name, source, samples=samples)
                 for start in range(0, episodes, batch_size):
                     batch = puzzles[start : start + batch_size]
                     prompts = [
@@ -236,13 +256,19 @@ def evaluate_countdown(
                     replies = generate(
                         model,
                         tokenizer,
-                        prompts,
+                        [p for p in prompts for _ in range(samples)],
                         max_new_tokens=max_new_tokens,
                         temperature=temperature,
                     )
-                    for puzzle, ids in zip(batch, replies, strict=True):
-                        text = tokenizer.decode(ids, skip_special_tokens=True)
-                        result.results.append(_judge(client, options, puzzle, text))
+                    for i, puzzle in enumerate(batch):
+                        texts = [
+                            tokenizer.decode(ids, skip_special_tokens=True)
+                            for ids in replies[i * samples : (i + 1) * samples]
+                        ]
+                        judged = [_judge(client, options, puzzle, text) for text in texts]
+                        if samples > 1:
+                            judged[0].samples_correct = sum(j.correct for j in judged)
+                        result.results.append(judged[0])
                         bars.advance(task)
                 outcome.models.append(result)
                 del model, tokenizer

@@ -107,13 +107,17 @@ def train(config: TrainConfig) -> Path:
     from clients.local_server import local_server
     from clients.trl import make_env_factory
     from trainer import data
-    from trainer.rewards import CountdownVerifier, reward_functions
+    from trainer.pooled import pooled_verifier
+    from trainer.rewards import reward_functions
+    from trainer.timelimit import TimeLimit
 
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "train_config.json").write_text(json.dumps(config.to_dict(), indent=2))
     with contextlib.ExitStack() as stack:
-        url = config.server_url() or stack.enter_context(local_server(config.game)).url
+        inprocess = config.transport == "inprocess"
+        url = None if inprocess else config.server_url()
+        url = url or (None if inprocess else stack.enter_context(local_server(config.game)).url)
         if config.vllm_launch:
             from trainer.vllm import launched_server
 
@@ -126,9 +130,18 @@ def train(config: TrainConfig) -> Path:
                 "wordle", url=url, transport=config.transport, **config.reset
             )
         else:
-            client = stack.enter_context(CountdownClient.from_url(url, transport=config.transport))
+
+            def connect() -> CountdownClient:
+                if inprocess:
+                    return CountdownClient.in_process()
+                return CountdownClient.from_url(url, transport=config.transport)
+
+            client = stack.enter_context(connect())
             rows = data.countdown_rows(client, config.seed, config.episodes, config.reset)
-            verifier = CountdownVerifier(client, config.reset)
+            connections = 1 if inprocess else config.verify_connections
+            verifier, clients = pooled_verifier(connect, config.reset, connections)
+            for each in clients:
+                stack.enter_context(each)
         functions, weights = reward_functions(config.game, config.reward_weights, verifier)
         args = grpo_args(config)
         args.reward_weights = weights
@@ -140,7 +153,7 @@ def train(config: TrainConfig) -> Path:
             train_dataset=Dataset.from_list(rows),
             environment_factory=environment_factory,
             peft_config=peft_config(config),
-            callbacks=[metrics, RichProgress(config.game, metrics)],
+            callbacks=[metrics, RichProgress(config.game, metrics), TimeLimit(config.max_time_s)],
         )
         trainer.remove_callback(PrinterCallback)  # the progress bar and metrics.jsonl say it
         resume_from = last_complete_checkpoint(output_dir) if config.resume else None

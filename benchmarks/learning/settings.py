@@ -1,0 +1,88 @@
+"""The experiment's settings: one frozen object, a GPU profile and a CPU-sized one."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from trainer.smallmodel import DEFAULT_ARCH
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run of the benchmark depends on besides its seed."""
+
+    reset: dict[str, int] = field(default_factory=lambda: {"n_numbers": 4, "max_num": 9})
+    arch: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_ARCH))
+    vocab_size: int = 1024
+    # warm-up
+    warmup_puzzles: int = 12_000
+    solutions_per_puzzle: int = 3
+    warmup_lr: float = 1e-3
+    warmup_batch: int = 256
+    warmup_max_steps: int = 2500
+    warmup_eval_every: int = 50
+    warmup_stop_at: float = 0.25
+    validation_puzzles: int = 256
+    # evaluation
+    eval_episodes: int = 300
+    eval_samples: int = 16
+    eval_temperature: float = 1.0
+    eval_batch: int = 300
+    max_new_tokens: int = 64
+    # GRPO
+    num_generations: int = 16
+    batch_size: int = 256
+    learning_rate: float = 1e-4
+    lr_warmup_steps: int = 10
+    temperature: float = 1.0
+    train_episodes: int = 8000
+    max_steps: int = 2000
+    max_time_s: float = 240.0
+    save_steps: int = 100_000
+    loss_type: str = "dapo"
+    # overhead timing
+    overhead_steps: int = 20
+    overhead_skip: int = 3
+    use_cpu: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+GPU = Settings()
+"""One H200: every stage well inside 10 minutes."""
+
+TINY = replace(
+    GPU,
+    arch={
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 16,
+    },
+    vocab_size=400,
+    warmup_puzzles=60,
+    warmup_batch=16,
+    warmup_max_steps=20,
+    warmup_eval_every=10,
+    warmup_stop_at=1.0,
+    validation_puzzles=8,
+    eval_episodes=6,
+    eval_samples=2,
+    eval_batch=6,
+    max_new_tokens=24,
+    num_generations=2,
+    batch_size=4,
+    train_episodes=8,
+    max_steps=2,
+    max_time_s=120.0,
+    overhead_steps=3,
+    overhead_skip=1,
+    use_cpu=True,
+)
+"""A pipeline check on a CPU in a minute or two (it learns nothing)."""
+
+PROFILES = {"gpu": GPU, "tiny": TINY}

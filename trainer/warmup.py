@@ -1,0 +1,196 @@
+"""Supervised warm-up: teach a model the game's answer format before GRPO.
+
+A model that never answers in the expected format earns no reward, and GRPO then has nothing
+to compare. The warm-up trains on demonstrations (the game's prompt as the one user message,
+a worked reply) with loss on the reply alone, rendered exactly as training and evaluation
+render prompts, and stops on purpose: once greedy decoding solves ``stop_at`` of a validation
+set drawn from the *train* pool (the held-out split is never looked at), so that sampling still
+solves more than greedy does and GRPO has headroom.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from trainer.models import chat_prompt, generate
+
+Validator = Callable[[Any, Any], float]
+"""``(model, tokenizer) → greedy solve rate`` on a validation set."""
+
+
+@dataclass(frozen=True)
+class WarmupConfig:
+    """Settings of the supervised warm-up."""
+
+    learning_rate: float = 1e-3
+    batch_size: int = 128
+    max_steps: int = 3000
+    lr_warmup_steps: int = 50
+    eval_every: int = 50
+    stop_at: float = 0.25
+    """Stop once the validation solve rate reaches this (1.0: never stop early)."""
+    seed: int = 0
+    device: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.stop_at <= 1:
+            raise ValueError("stop_at must be in (0, 1]")
+        if self.batch_size < 1 or self.max_steps < 1 or self.eval_every < 1:
+            raise ValueError("batch_size, max_steps and eval_every must be at least 1")
+
+
+def encode(tokenizer: Any, examples: Sequence[tuple[str, str]]) -> list[tuple[list[int], int]]:
+    """Token ids of each ``(prompt, reply)`` as generation sees them, and the prompt's length."""
+    prompts = [chat_prompt(tokenizer, [{"role": "user", "content": p}]) for p, _ in examples]
+    replies = [reply + tokenizer.eos_token for _, reply in examples]
+    prompt_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    reply_ids = tokenizer(replies, add_special_tokens=False)["input_ids"]
+    return [(p + r, len(p)) for p, r in zip(prompt_ids, reply_ids, strict=True)]
+
+
+def _batch(rows: Sequence[tuple[list[int], int]], pad_id: int, device: Any) -> dict[str, Any]:
+    import torch
+
+    width = max(len(ids) for ids, _ in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    for i, (row, prompt_len) in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row)
+        mask[i, : len(row)] = 1
+        labels[i, prompt_len : len(row)] = ids[i, prompt_len : len(row)]
+    return {
+        "input_ids": ids.to(device),
+        "attention_mask": mask.to(device),
+        "labels": labels.to(device),
+    }
+
+
+def supervised_warmup(
+    model_dir: str | Path,
+    output_dir: str | Path,
+    examples: Sequence[tuple[str, str]],
+    validate: Validator,
+    config: WarmupConfig = WarmupConfig(),
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Train ``model_dir`` on ``examples`` until ``validate`` reaches ``config.stop_at`` (or
+    ``max_steps``), save the model and tokenizer to ``output_dir`` with ``warmup.json``
+    (settings, validation curve, why it stopped), and return that record."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from trainer.models import default_device
+
+    device = config.device or default_device()
+    torch.manual_seed(config.seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32).to(device)
+    tokenizer.padding_side = "left"
+    rows = encode(tokenizer, examples)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / max(1, config.lr_warmup_steps))
+    )
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.startswith("cuda"))
+    rng = random.Random(config.seed)
+    order: list[int] = []
+    history: list[dict[str, float]] = []
+    started = time.perf_counter()
+    stopped = "max_steps"
+    step = 0
+    for step in range(1, config.max_steps + 1):
+        model.train()
+        if len(order) < config.batch_size:
+            order += rng.sample(range(len(rows)), len(rows))
+        picked, order = order[: config.batch_size], order[config.batch_size :]
+        batch = _batch([rows[i] for i in picked], tokenizer.pad_token_id, device)
+        with autocast:
+            loss = model(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad(set_to_none=True)
+        if step % config.eval_every == 0 or step == config.max_steps:
+            loss = loss.detach()
+            model.eval()
+            rate = validate(model, tokenizer)
+            epoch = step * config.batch_size / len(rows)
+            history.append({"step": step, "loss": float(loss), "solve_rate": rate, "epoch": epoch})
+            log(f"warm-up step {step}: loss {float(loss):.3f}, validation solve rate {rate:.1%}")
+            if rate >= config.stop_at:
+                stopped = f"validation solve rate {rate:.3f} reached stop_at {config.stop_at}"
+                break
+            if not math.isfinite(float(loss)):
+                stopped = "loss is not finite"
+                break
+    model.eval()
+    output_dir = Path(output_dir)
+    model.save_pretrained(output_dir)
+    tokenizer.padding_side = "right"
+    tokenizer.save_pretrained(output_dir)
+    record = {
+        "config": asdict(config),
+        "examples": len(rows),
+        "steps": step,
+        "stopped": stopped,
+        "seconds": time.perf_counter() - started,
+        "history": history,
+    }
+    (output_dir / "warmup.json").write_text(json.dumps(record, indent=2))
+    return record
+
+
+# -- Countdown ------------------------------------------------------------------------------
+
+
+def countdown_examples(
+    seed: int, puzzles: int, per_puzzle: int, reset: dict[str, Any], first_puzzle_seed: int = 0
+) -> list[tuple[str, str]]:
+    """``(prompt, reply)`` demonstrations of train-pool Countdown puzzles, several solutions each."""
+    from env_servers.countdown.game import render_prompt
+    from env_servers.countdown.solutions import demonstrations
+
+    pairs = demonstrations(
+        seed, puzzles, per_puzzle, first_puzzle_seed=first_puzzle_seed, **_puzzle_args(reset)
+    )
+    return [(render_prompt(p.numbers, p.target), reply) for p, reply in pairs]
+
+
+def _puzzle_args(reset: dict[str, Any]) -> dict[str, int]:
+    return {k: int(reset[k]) for k in ("n_numbers", "max_num") if k in reset}
+
+
+def countdown_validator(
+    seeds: Sequence[int], reset: dict[str, Any], max_new_tokens: int = 64, batch_size: int = 256
+) -> Validator:
+    """Greedy solve rate on train-pool puzzles ``seeds``, each answer judged by the game."""
+    from clients.games import CountdownClient
+
+    options = {**reset, "split": "train"}
+
+    def validate(model: Any, tokenizer: Any) -> float:
+        solved = 0
+        with CountdownClient.in_process() as client:
+            puzzles = [(s, client.reset(seed=s, **options).observation.prompt) for s in seeds]
+            for start in range(0, len(puzzles), batch_size):
+                chunk = puzzles[start : start + batch_size]
+                prompts = [
+                    chat_prompt(tokenizer, [{"role": "user", "content": p}]) for _, p in chunk
+                ]
+                replies = generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
+                for (seed, _), ids in zip(chunk, replies, strict=True):
+                    client.reset(seed=seed, **options)
+                    text = tokenizer.decode(ids, skip_special_tokens=True)
+                    solved += bool(client.step({"message": text}).observation.correct)
+        return solved / max(1, len(puzzles))
+
+    return validate
