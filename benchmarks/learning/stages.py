@@ -64,7 +64,9 @@ def build(run: Run) -> None:
 
     s = run.settings
     corpus_pairs = countdown_examples(run.seed, min(2000, s.warmup_puzzles), 1, s.reset)
-    corpus = [text for pair in corpus_pairs for text in pair]
+    # the chat template's own words too, so the rendered prompt is short
+    template = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    corpus = [template.format(prompt) + reply for prompt, reply in corpus_pairs]
     directory = build_model(
         run.path("model-base"), corpus, arch=s.arch, vocab_size=s.vocab_size, seed=run.seed
     )

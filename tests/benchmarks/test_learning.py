@@ -1,0 +1,141 @@
+"""The learning benchmark's pieces on a CPU: solutions, the small model, the warm-up, pooled
+verification, the time limit, and (slow) every stage end to end at tiny sizes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from env_servers.countdown.expression import verify_message
+from env_servers.countdown.solutions import demonstrations, solutions
+
+
+def test_every_solution_is_right_and_distinct() -> None:
+    found = solutions((3, 9, 7, 2), 20)
+    assert found
+    assert len({s.expression for s in found}) == len(found)
+    for solution in found:
+        assert verify_message(solution.reply(), [3, 9, 7, 2], 20).correct
+        assert solution.steps[-1].endswith("=20")
+
+
+def test_demonstrations_come_from_the_train_pool_with_several_solutions() -> None:
+    pairs = demonstrations(0, 40, 3, n_numbers=4, max_num=9)
+    assert all(puzzle.pool == "train" for puzzle, _ in pairs)
+    assert len(pairs) > 40  # several solutions for most puzzles
+    assert all(verify_message(r, p.numbers, p.target).correct for p, r in pairs)
+    assert pairs == demonstrations(0, 40, 3, n_numbers=4, max_num=9)
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("trl")
+    from trainer.smallmodel import build_model
+
+    corpus = [text for pair in _examples(20) for text in pair]
+    arch = {
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "head_dim": 16,
+    }
+    return build_model(tmp_path_factory.mktemp("small"), corpus, arch=arch, vocab_size=400)
+
+
+def _examples(puzzles: int) -> list[tuple[str, str]]:
+    from trainer.warmup import countdown_examples
+
+    return countdown_examples(0, puzzles, 2, {"n_numbers": 4, "max_num": 9})
+
+
+def test_small_model_splits_digits_and_renders_the_qwen3_template(small_model: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(small_model))
+    assert tokenizer.tokenize("123") == ["1", "2", "3"]
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
+    assert text.startswith("<|im_start|>user\nhi<|im_end|>")
+
+
+def test_warmup_learns_only_the_reply_and_records_its_curve(
+    small_model: Path, tmp_path: Path
+) -> None:
+    from transformers import AutoTokenizer
+
+    from trainer.warmup import WarmupConfig, encode, supervised_warmup
+
+    examples = _examples(10)
+    tokenizer = AutoTokenizer.from_pretrained(str(small_model))
+    (ids, prompt_len), *_ = encode(tokenizer, examples)
+    assert tokenizer.decode(ids[prompt_len:]).startswith(examples[0][1])
+    calls: list[int] = []
+
+    def validate(model: object, tokenizer: object) -> float:
+        calls.append(1)
+        return 0.5 if len(calls) == 2 else 0.0
+
+    config = WarmupConfig(batch_size=4, max_steps=10, eval_every=2, stop_at=0.5, device="cpu")
+    record = supervised_warmup(small_model, tmp_path / "warm", examples, validate, config)
+    assert record["steps"] == 4 and "stop_at" in record["stopped"]
+    assert [h["step"] for h in record["history"]] == [2, 4]
+    assert json.loads((tmp_path / "warm" / "warmup.json").read_text())["steps"] == 4
+    assert (tmp_path / "warm" / "config.json").is_file()
+
+
+def test_pooled_verifier_gives_the_single_verifiers_verdicts(countdown_server: object) -> None:
+    from clients.games import CountdownClient
+    from trainer.pooled import pooled_verifier
+    from trainer.rewards import CountdownVerifier
+
+    reset = {"n_numbers": 4, "max_num": 9}
+    seeds = list(range(12))
+    with CountdownClient.in_process() as local:
+        answers = []
+        for seed in seeds:
+            observation = local.reset(seed=seed, split="train", **reset).observation
+            found = solutions(observation.numbers, observation.target)
+            answers.append(found[0].reply() if seed % 2 and found else "<answer>1</answer>")
+        expected = CountdownVerifier(local, reset)(answers, seeds, ["train"] * 12)
+    url = countdown_server.url  # type: ignore[attr-defined]
+    verifier, clients = pooled_verifier(lambda: CountdownClient.from_url(url), reset, 3)
+    try:
+        assert verifier(answers, seeds, ["train"] * 12) == expected
+    finally:
+        for client in clients:
+            client.close()
+    assert sum(expected) >= 3
+
+
+def test_time_limit_stops_training() -> None:
+    from types import SimpleNamespace
+
+    from trainer.timelimit import TimeLimit
+
+    control = SimpleNamespace(should_training_stop=False, should_save=False)
+    TimeLimit(None).on_step_end(None, None, control)
+    assert not control.should_training_stop
+    limit = TimeLimit(0.0)
+    limit.on_train_begin(None, None, control)
+    limit.on_step_end(None, None, control)
+    assert control.should_training_stop and control.should_save
+
+
+@pytest.mark.slow
+def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
+    pytest.importorskip("trl")
+    from benchmarks.learning.__main__ import main
+
+    main(["countdown", "--seed", "1", "--profile", "tiny", "--out", str(tmp_path)])
+    summary = json.loads((tmp_path / "report" / "learning.json").read_text())
+    assert summary["eval"]["episodes"] == 6
+    assert set(summary["eval"]["buckets"]) == {"fixed", "both_solved", "both_failed", "regressed"}
+    assert summary["eval"]["base_sampled"]["samples"] == 2
+    assert summary["overhead"]["inprocess"]["step_s"] > 0
+    assert summary["training"]["steps"] == 2
+    assert (tmp_path / "report" / "learning.png").stat().st_size > 0
