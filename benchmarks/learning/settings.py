@@ -32,17 +32,17 @@ class Settings:
     max_new_tokens: int = 64
     # GRPO
     num_generations: int = 16
-    batch_size: int = 256
-    learning_rate: float = 1e-4
+    batch_size: int = 1024
+    learning_rate: float = 3e-5
     lr_warmup_steps: int = 10
     temperature: float = 1.0
-    train_episodes: int = 8000
+    train_episodes: int = 12_000
     max_steps: int = 2000
-    max_time_s: float = 240.0
+    max_time_s: float = 300.0
     save_steps: int = 100_000
     loss_type: str = "dapo"
     # overhead timing
-    overhead_steps: int = 20
+    overhead_steps: int = 15
     overhead_skip: int = 3
     use_cpu: bool = False
 
