@@ -22,6 +22,11 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "train": ("trainer.cli:train_app", "Train a model with GRPO against game servers.", "train"),
     "eval": ("trainer.eval_cli:eval_app", "Evaluate models on held-out episodes.", "train"),
     "tiny-model": ("trainer.cli:tiny_model_app", "Write a tiny offline model.", "train"),
+    "warmup": (
+        "trainer.warmup_cli:warmup_app",
+        "Supervised warm-up before GRPO (answer format, first skills).",
+        "train",
+    ),
 }
 
 

@@ -173,7 +173,8 @@ def train_args(run: Run, output_dir: Path, **overrides: Any) -> list[str]:
     }
     args = ["train"]
     for key, value in fields.items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
+        text = f"{value:.12f}".rstrip("0") if isinstance(value, float) else str(value)
+        args += [f"--{key.replace('_', '-')}", text]
     return args
 
 

@@ -83,7 +83,8 @@ def reachable(numbers: tuple[int, ...]) -> dict[int, tuple[_Expr, ...]]:
 
 
 def solutions(numbers: tuple[int, ...] | list[int], target: int) -> list[Solution]:
-    """Distinct solutions (at most ``MAX_PER_VALUE``) of a puzzle; empty if none is found."""
+    """Solutions of a puzzle with distinct worked steps (at most ``MAX_PER_VALUE``; the same
+    expression may come with its steps in another order); empty if none is found."""
     exprs = reachable(tuple(sorted(numbers))).get(target, ())
     return [Solution(text, steps) for text, _, steps in exprs]
 

@@ -12,10 +12,10 @@ from env_servers.countdown.expression import verify_message
 from env_servers.countdown.solutions import demonstrations, solutions
 
 
-def test_every_solution_is_right_and_distinct() -> None:
+def test_every_solution_is_right_and_its_worked_steps_distinct() -> None:
     found = solutions((3, 9, 7, 2), 20)
     assert found
-    assert len({s.expression for s in found}) == len(found)
+    assert len({(s.expression, s.steps) for s in found}) == len(found)
     for solution in found:
         assert verify_message(solution.reply(), [3, 9, 7, 2], 20).correct
         assert solution.steps[-1].endswith("=20")
