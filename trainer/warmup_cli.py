@@ -23,6 +23,7 @@ SMALL_MODEL = "small"
 def _group() -> None:
     """One subcommand per game."""
 
+
 VALIDATION_SEED_BASE = 10**9
 
 
