@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 TINY_MODEL = "tiny"
 """The reserved model name."""
@@ -45,19 +46,18 @@ _CORPUS = [
 
 
 def _config_version() -> str:
-    """Changes whenever what is built here changes, so a stale cache is rebuilt."""
-    parts = [
-        SPECIAL_TOKENS,
-        VOCAB_SIZE,
-        SEED,
-        _CORPUS,
-        WARMUP_STEPS,
-        WARMUP_EXAMPLES,
-        WARMUP_WORDS,
-        _ARCH,
-        2,
+    """Changes whenever what would be built here changes, so a stale cache is rebuilt: the
+    settings, the warm-up conversations (the games' texts), and the versions of the libraries
+    whose numerics and templates shape the result."""
+    from importlib.metadata import version
+
+    conversations = [
+        (messages, [f"{tool.__qualname__}{tool.__doc__}" for tool in tools or ()])
+        for messages, tools in _warmup_conversations()
     ]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
+    libraries = [version(name) for name in ("torch", "transformers", "tokenizers", "trl")]
+    parts = [SPECIAL_TOKENS, VOCAB_SIZE, SEED, _CORPUS, WARMUP_STEPS, _ARCH, conversations]
+    return hashlib.sha256(json.dumps([*parts, libraries, 3]).encode()).hexdigest()[:12]
 
 
 _ARCH = {
@@ -70,7 +70,10 @@ _ARCH = {
 }
 
 
-def _warmup_texts(tokenizer: object) -> list[str]:
+Conversation = tuple[list[dict[str, str]], list[Any] | None]
+
+
+def _warmup_conversations() -> list[Conversation]:
     """Conversations exactly as training renders them (the trainer's instructions, the games'
     own opening text and prompts, tool schemas included), each ending in a well-formed reply:
     a ``guess`` call for Wordle, a ``submit`` call or an answer tag for Countdown."""
@@ -83,10 +86,10 @@ def _warmup_texts(tokenizer: object) -> list[str]:
     rng = random.Random(SEED)
     wordle = make_env_factory("wordle", transport="inprocess")()
     countdown = make_env_factory("countdown", transport="inprocess")()
-    texts = []
+    conversations: list[Conversation] = []
     with CountdownClient.in_process() as puzzles:
         for i in range(WARMUP_EXAMPLES):
-            tools: list[object] | None = None
+            tools: list[Any] | None = None
             if i % 3 == 0:
                 user = WORDLE_INSTRUCTION + wordle.reset(seed=i)
                 call = {"name": "guess", "arguments": {"word": rng.choice(WARMUP_WORDS)}}
@@ -104,12 +107,15 @@ def _warmup_texts(tokenizer: object) -> list[str]:
             if tools:
                 reply = f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
             messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
-            texts.append(
-                tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-                    messages, tools=tools, tokenize=False, enable_thinking=False
-                )
-            )
-    return texts
+            conversations.append((messages, tools))
+    return conversations
+
+
+def _warmup_texts(tokenizer: Any) -> list[str]:
+    return [
+        tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, enable_thinking=False)
+        for messages, tools in _warmup_conversations()
+    ]
 
 
 def _warm_up(model: object, tokenizer: object) -> None:

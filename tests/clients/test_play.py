@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pexpect
 import psutil
@@ -197,6 +198,15 @@ class Player:
         self.transcript += screen
         return index, screen
 
+    def wait_reading_input(self) -> None:
+        """Block until the child's main thread sits in ``read`` on its terminal: the prompt is
+        printed before ``input`` starts reading, so a key sent on seeing it can arrive early."""
+        syscall = Path(f"/proc/{self.child.pid}/syscall")
+        deadline = time.monotonic() + TIMEOUT
+        while not syscall.read_text().startswith("0 0x0 "):  # read(0, …)
+            assert self.child.isalive() and time.monotonic() < deadline, self.transcript
+            time.sleep(0.01)
+
     def type(self, line: str) -> None:
         self.child.sendline(line)
 
@@ -271,6 +281,7 @@ def test_ctrl_c_quits_cleanly_and_stops_the_local_server(players: list[Player]) 
     players.append(player)
     _, screen = player.read_until(EXPRESSION)
     port, pid = local_server_of(screen)
+    player.wait_reading_input()
     player.child.sendintr()
     assert player.wait_exit() == 0
     assert_gone(port, pid)

@@ -205,9 +205,10 @@ def test_eval_command_end_to_end(
     args += [countdown_server.url, "--episodes", "3", "--max-new-tokens", "12", "-o", str(out)]
     result = CliRunner().invoke(main, [*args, "--reset", "n_numbers=4", "--reset", "max_num=20"])
     assert result.exit_code == 0, result.output
-    assert "Report:" in result.output and "both failed 3" in result.output
     data = json.loads((out / "results.json").read_text())
-    assert sum(data["bucket_counts"].values()) == 3
+    counts = data["bucket_counts"]
+    assert sum(counts.values()) == 3 and counts["fixed"] == counts["regressed"] == 0  # same model
+    assert "Report:" in result.output and f"both failed {counts['both_failed']}" in result.output
     assert data["settings"]["reset"] == {"n_numbers": 4, "max_num": 20}
     assert all(len(r["numbers"]) == 4 for m in data["models"] for r in m["results"])
     assert "reset with `n_numbers=4`, `max_num=20`" in (out / "report.md").read_text()
