@@ -32,13 +32,16 @@ def train(
         typer.Option("--config", "-c", help="YAML config (configs/*.yaml).", exists=True),
     ] = None,
     model: Annotated[str | None, typer.Option(help="Hub id, local path, or 'tiny'.")] = None,
-    game: Annotated[str | None, typer.Option(help="wordle or countdown.")] = None,
+    game: Annotated[
+        str | None, typer.Option(help="A registered game (`arenagym serve --list`).")
+    ] = None,
     max_steps: Annotated[int | None, typer.Option(help="Stop after N optimiser steps.")] = None,
     output_dir: Annotated[str | None, typer.Option(help="Checkpoints and metrics go here.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed of the run.")] = None,
     episodes: Annotated[int | None, typer.Option(help="Training episodes.")] = None,
-    wordle_url: Annotated[str | None, typer.Option(help="Wordle server URL.")] = None,
-    countdown_url: Annotated[str | None, typer.Option(help="Countdown server URL.")] = None,
+    url: Annotated[
+        str | None, typer.Option(help="The game's server URL (--<game>-url in a mixed run).")
+    ] = None,
 ) -> None:
     """Train a model with GRPO against game servers (started locally when no URL is given)."""
     overrides = {
@@ -48,8 +51,7 @@ def train(
         "output_dir": output_dir,
         "seed": seed,
         "episodes": episodes,
-        "wordle_url": wordle_url,
-        "countdown_url": countdown_url,
+        "url": url,
     }
     try:
         overrides |= _extra_overrides(ctx.args)
@@ -59,7 +61,8 @@ def train(
         raise SystemExit(2) from None
     from trainer.train import train as run
 
-    typer.echo(f"Training {settings.model} on {settings.game} → {settings.output_dir}")
+    games = " + ".join(settings.game_list)
+    typer.echo(f"Training {settings.model} on {games} → {settings.output_dir}")
     try:
         output = run(settings)
     except KeyboardInterrupt:

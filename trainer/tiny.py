@@ -4,7 +4,8 @@
 report) then runs on a CPU in a minute with no network. The tokenizer is a byte-level BPE
 trained in memory on a fixed corpus, with Qwen's special tokens and TRL's exact Qwen3 chat
 template, so TRL recognises it for tool calling; the weights are a random initialisation
-from a fixed seed, warmed up briefly to call the tools and write answer tags.
+from a fixed seed, warmed up briefly on every registered game's example moves (tool calls
+and answers), as their declarations give them.
 """
 
 from __future__ import annotations
@@ -35,14 +36,12 @@ WARMUP_STEPS = 150
 WARMUP_EXAMPLES = 12
 """Next-token steps on game-shaped replies, so the tiny model already calls tools and
 writes answer tags: a random model never would, and GRPO would have nothing to reward."""
-WARMUP_WORDS = ("crane", "slate", "audio", "trace", "adieu", "stare", "roate", "salet")
 _CORPUS = [
-    "You are playing Wordle. Guess the secret five-letter word with the guess tool.",
-    "Numbers: 3, 9, 7. Target: 20. Use each number exactly once. <answer>3 * 9 - 7</answer>",
-    '<tool_call>\n{"name": "guess", "arguments": {"word": "crane"}}\n</tool_call>',
-    '<tool_call>\n{"name": "submit", "arguments": {"expression": "(3 + 9) * 2"}}\n</tool_call>',
-    "G Y X G X crane slate trace audio adieu 0 1 2 3 4 5 6 7 8 9 + - * / ( ) = user assistant system tool",
+    "0 1 2 3 4 5 6 7 8 9 + - * / ( ) = . , : ; ! ? user assistant system tool",
+    "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    '<tool_call>\n{"name": "x", "arguments": {"y": "z"}}\n</tool_call> <answer></answer>',
 ]
+"""The tokenizer's base corpus; every game's warm-up conversations are added to it."""
 
 
 def _config_version() -> str:
@@ -74,40 +73,47 @@ Conversation = tuple[list[dict[str, str]], list[Any] | None]
 
 
 def _warmup_conversations() -> list[Conversation]:
-    """Conversations exactly as training renders them (the trainer's instructions, the games'
-    own opening text and prompts, tool schemas included), each ending in a well-formed reply:
-    a ``guess`` call for Wordle, a ``submit`` call or an answer tag for Countdown."""
+    """Conversations exactly as training renders them (each game's instruction, opening text
+    and prompts, tool schemas included), each ending in a well-formed reply that the game's
+    declaration provides: a tool call in tools mode, an answer in answer mode; every
+    registered game and mode in turn."""
     import random
 
-    from clients.games import CountdownClient
-    from clients.trl import CountdownToolEnv, WordleToolEnv, make_env_factory
-    from trainer.data import COUNTDOWN_TOOL_INSTRUCTION, WORDLE_INSTRUCTION
+    from clients.trl import make_env_factory
+    from env_servers.core.registry import game_names, load_spec
 
+    kinds = []
+    for game in game_names():
+        spec = load_spec(game)
+        if "tools" in spec.modes and spec.example_call is not None:
+            kinds.append((spec, "tools"))
+        if "answer" in spec.modes and spec.example_answer is not None:
+            kinds.append((spec, "answer"))
     rng = random.Random(SEED)
-    wordle = make_env_factory("wordle", transport="inprocess")()
-    countdown = make_env_factory("countdown", transport="inprocess")()
+    agents = {
+        (spec.name, mode): make_env_factory(spec, transport="inprocess", mode=mode)()  # type: ignore[arg-type]
+        for spec, mode in kinds
+    }
     conversations: list[Conversation] = []
-    with CountdownClient.in_process() as puzzles:
-        for i in range(WARMUP_EXAMPLES):
-            tools: list[Any] | None = None
-            if i % 3 == 0:
-                user = WORDLE_INSTRUCTION + wordle.reset(seed=i)
-                call = {"name": "guess", "arguments": {"word": rng.choice(WARMUP_WORDS)}}
-                tools = [WordleToolEnv.guess]
-            else:
-                observation = puzzles.reset(seed=i).observation
-                a, b, c = observation.numbers[:3]
-                expression = f"{a} + {b} * {c}"
-                if i % 3 == 1:
-                    user = COUNTDOWN_TOOL_INSTRUCTION + countdown.reset(seed=i)
-                    call = {"name": "submit", "arguments": {"expression": expression}}
-                    tools = [CountdownToolEnv.submit]
-                else:
-                    user, reply = observation.prompt, f"<answer>{expression}</answer>"
-            if tools:
-                reply = f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
-            messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
-            conversations.append((messages, tools))
+    for i in range(WARMUP_EXAMPLES if kinds else 0):
+        spec, mode = kinds[i % len(kinds)]
+        agent = agents[spec.name, mode]
+        observation = agent._reset({"seed": i}).observation
+        tools: list[Any] | None = None
+        if mode == "tools":
+            assert spec.example_call is not None
+            user = spec.instruction + (agent._opening(observation) or "")
+            call = spec.example_call(observation, rng)
+            reply = f"<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.arguments})}\n</tool_call>"
+            tools = [getattr(spec.agent, name) for name in spec.tool_names()]
+        else:
+            assert spec.answer_prompt is not None and spec.example_answer is not None
+            user, reply = spec.answer_prompt(observation), spec.example_answer(observation, rng)
+        messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+        conversations.append((messages, tools))
+    for agent in agents.values():
+        if agent._client is not None:
+            agent._client.close()
     return conversations
 
 
@@ -158,8 +164,9 @@ def write_tiny_model(directory: str | Path) -> Path:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
+    texts = [m["content"] for messages, _ in _warmup_conversations() for m in messages]
     bpe.train_from_iterator(
-        _CORPUS * 4,
+        (_CORPUS + texts) * 4,
         trainers.BpeTrainer(
             vocab_size=VOCAB_SIZE,
             special_tokens=SPECIAL_TOKENS,

@@ -1,7 +1,9 @@
-"""GRPO training against game servers with TRL.
+"""GRPO training against game servers with TRL, for any registered game or mix of games.
 
-Wordle trains multi-turn through the ``guess`` tool (``environment_factory``); Countdown trains
-as the published recipe does, one text answer per puzzle, verified by the Countdown server.
+A game in tools mode trains multi-turn through its agent's tools (``environment_factory``); a
+game in answer mode trains as the published single-answer recipe does, one text answer per
+episode, verified by the game server. A mixed run hands TRL one factory per game, and each
+row names its game.
 Checkpoints are complete only once their ``trainer_state.json`` (written last) parses; a run
 started again in the same output directory resumes from the last complete one.
 """
@@ -103,44 +105,67 @@ def train(config: TrainConfig) -> Path:
     from transformers.trainer_callback import PrinterCallback
     from trl import GRPOTrainer
 
-    from clients.games import CountdownClient
     from clients.local_server import local_server
     from clients.trl import make_env_factory
+    from env_servers.core.registry import load_spec
     from trainer import data
-    from trainer.rewards import CountdownVerifier, reward_functions
+    from trainer.rewards import AnswerJudge, reward_functions
 
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "train_config.json").write_text(json.dumps(config.to_dict(), indent=2))
+    games = config.game_list
     with contextlib.ExitStack() as stack:
-        url = config.server_url() or stack.enter_context(local_server(config.game)).url
+        factories = {}
+        for game in games:
+            url = None
+            if config.transport != "inprocess":
+                url = config.server_url(game) or stack.enter_context(local_server(game)).url
+            factories[game] = make_env_factory(
+                game,
+                url=url,
+                transport=config.transport,
+                mode=config.mode_for(game),  # type: ignore[arg-type]
+                server_reward=config.server_reward,
+                **config.reset_for(game),
+            )
         if config.vllm_launch:
             from trainer.vllm import launched_server
 
             stack.enter_context(launched_server(config, model_path(config)))
-        environment_factory = None
-        verifier = None
-        if config.game == "wordle":
-            rows = data.wordle_rows(config.seed, config.episodes, config.prompt)
-            environment_factory = make_env_factory(
-                "wordle", url=url, transport=config.transport, **config.reset
+        counts = data.split_episodes(config.episodes, games)
+        rows = {
+            game: data.game_rows(factory(), config.seed, counts[game], config.prompt)
+            for game, factory in factories.items()
+        }
+        standalone = not config.mixed and factories[games[0]]._mode == "answer"
+        environment_factory: Any = None
+        if not standalone:
+            environment_factory = factories if config.mixed else factories[games[0]]
+        judge = AnswerJudge(factories[games[0]]() if standalone else None)
+        functions, weights = [], []
+        for game in games:
+            game_weights = config.reward_weights(game)
+            if config.server_reward:  # the server's reward counts; the solve rate is logged
+                solved = load_spec(game).solved
+                game_weights = {solved: 0.0} | ({"server": 1.0} if standalone else {})
+            game_functions, game_reward_weights = reward_functions(
+                load_spec(game), game_weights, judge
             )
-        else:
-            client = stack.enter_context(CountdownClient.from_url(url, transport=config.transport))
-            rows = data.countdown_rows(client, config.seed, config.episodes, config.reset)
-            verifier = CountdownVerifier(client, config.reset)
-        functions, weights = reward_functions(config.game, config.reward_weights, verifier)
+            functions += game_functions
+            weights += game_reward_weights
+        train_rows = data.mixed_rows(rows) if config.mixed else rows[games[0]]
         args = grpo_args(config)
         args.reward_weights = weights
-        metrics = MetricsFile(output_dir / "metrics.jsonl", solve_key=_solve_key(config))
+        metrics = MetricsFile(output_dir / "metrics.jsonl", solve_keys=solve_keys(games))
         trainer = GRPOTrainer(
             model=model_path(config),
             reward_funcs=functions,
             args=args,
-            train_dataset=Dataset.from_list(rows),
+            train_dataset=Dataset.from_list(train_rows),
             environment_factory=environment_factory,
             peft_config=peft_config(config),
-            callbacks=[metrics, RichProgress(config.game, metrics)],
+            callbacks=[metrics, RichProgress(progress_label(games), metrics)],
         )
         trainer.remove_callback(PrinterCallback)  # the progress bar and metrics.jsonl say it
         resume_from = last_complete_checkpoint(output_dir) if config.resume else None
@@ -178,9 +203,15 @@ def _publish(checkpoint: Path, output_dir: Path) -> None:
             shutil.copy2(item, output_dir / item.name)
 
 
-def _solve_key(config: TrainConfig) -> str:
-    return (
-        "rewards/wordle_correct/mean"
-        if config.game == "wordle"
-        else "rewards/countdown_correct/mean"
-    )
+def solve_keys(games: list[str]) -> dict[str, str]:
+    """Per game, the metric TRL logs for its "solved" reward."""
+    from env_servers.core.registry import load_spec
+
+    return {game: f"rewards/{game}_{load_spec(game).solved}/mean" for game in games}
+
+
+def progress_label(games: list[str]) -> dict[str, str]:
+    """Per game, the word for a solved episode ("won", "solved")."""
+    from env_servers.core.registry import load_spec
+
+    return {game: load_spec(game).solved_word for game in games}

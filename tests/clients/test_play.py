@@ -16,17 +16,17 @@ from pathlib import Path
 import pexpect
 import psutil
 import pytest
+from click.testing import CliRunner
 from rich.console import Console, RenderableType
-from typer.testing import CliRunner
 
 from clients.local_server import free_port
 from clients.play import Quit, ask, play_app
-from clients.play_countdown import format_value, render_countdown
-from clients.play_wordle import letter_marks, render_wordle
 from env_servers.countdown.expression import verify
 from env_servers.countdown.game import solve
 from env_servers.countdown.models import CountdownObservation
+from env_servers.countdown.terminal import format_value, render_countdown
 from env_servers.wordle.models import GuessFeedback, WordleObservation
+from env_servers.wordle.terminal import letter_marks, render_wordle
 from tests.live import live_server
 
 ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>])")

@@ -13,7 +13,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from clients.games import CountdownClient
 from clients.play import GameUI
 from env_servers.countdown.models import CountdownObservation
 
@@ -78,10 +77,9 @@ def countdown_action(line: str) -> dict[str, Any]:
 
 
 COUNTDOWN = GameUI(
-    game="countdown",
-    client_type=CountdownClient,
     render=render_countdown,
     action=countdown_action,
     ask="Your expression: ",
     hint="Use each number once with + - * / and parentheses, e.g. (3 + 9) * 2; :q quits.",
+    defaults={"attempts": 3},
 )
