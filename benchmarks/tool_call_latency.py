@@ -39,10 +39,11 @@ from benchmarks.load_client import _machine_busy, _own_cpu, _percentile
 from benchmarks.procs import ServerProcess, running_server
 from benchmarks.report import _check, machine
 from clients.base import _LoopThread
-from clients.games import AsyncWordleClient, WordleClient
 from clients.transports import ws_url
-from clients.trl import WordleToolEnv, make_env_factory
+from clients.trl import make_env_factory
 from env_servers.wordle import game
+from env_servers.wordle.agent import WordleToolEnv
+from env_servers.wordle.client import AsyncWordleClient, WordleClient
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "tool_call_latency.json"
 TARGET_P50_US = 1000.0

@@ -39,12 +39,12 @@ def make_env_factory(
     ``dict`` of them).
 
     ``url`` defaults to ``ARENAGYM_<GAME>_URL``; ``transport`` is ``websocket`` (default),
-    ``http`` or ``inprocess`` (the game in this process, no server); ``mode`` is ``tools`` or
-    ``answer`` (default: the game's first); ``reset_defaults`` apply to every episode unless
+    ``http`` or ``inprocess`` (the game in this process, no server); ``mode`` is ``tools``
+    (the default, where the game has tools) or ``answer``; ``reset_defaults`` apply to every episode unless
     the dataset row sets them (e.g. ``split="eval"``, ``hard_mode=True``).
     """
     spec = load_spec(game) if isinstance(game, str) else game
-    mode = mode or spec.default_mode
+    mode = mode or ("tools" if "tools" in spec.modes else "answer")
     if mode not in spec.modes:
         raise ValueError(f"{spec.name} is played in mode {' or '.join(spec.modes)}, not {mode!r}.")
     if transport not in TRANSPORTS:

@@ -13,9 +13,9 @@ import pytest
 import uvicorn
 from pydantic import Field
 
+from clients import AsyncWordleClient, WordleClient
 from clients.base import space_url
 from clients.errors import CapacityError, ConnectError, InvalidRequestError, SessionError
-from clients.games import AsyncWordleClient, WordleClient
 from clients.transports import WebSocketTransport
 from env_servers.wordle.models import WordleAction, WordleObservation
 from tests.live import LiveServer, live_server
@@ -106,7 +106,8 @@ def test_space_urls() -> None:
 
 def test_clients_never_import_fastapi() -> None:
     code = (
-        "import sys, clients.games, clients.trl, clients.transports; "
+        "import sys, clients, clients.trl, clients.transports, clients.play; "
+        "from clients import WordleClient, CountdownClient; "
         "assert 'fastapi' not in sys.modules and 'starlette' not in sys.modules, 'fastapi'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

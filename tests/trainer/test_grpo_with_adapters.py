@@ -11,17 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("trl")
-
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 
 from clients.trl import make_env_factory
+from env_servers.core.registry import load_spec
 from env_servers.countdown.game import solve
 from tests.live import LiveServer
-from trainer.data import COUNTDOWN_TOOL_INSTRUCTION, WORDLE_INSTRUCTION
-from trainer.rewards import WORDLE_REWARDS, countdown_solved
+from trainer.rewards import WORDLE_REWARDS, reward_functions
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 pytestmark = pytest.mark.slow
@@ -47,7 +44,7 @@ def grpo_config(output_dir: Path, **overrides: Any) -> GRPOConfig:
 
 
 def episodes(game: str, n: int) -> Dataset:
-    prompt = {"wordle": WORDLE_INSTRUCTION, "countdown": COUNTDOWN_TOOL_INSTRUCTION}[game]
+    prompt = load_spec(game).instruction
     rows = [
         {"prompt": [{"role": "user", "content": prompt}], "seed": i, "split": "train"}
         for i in range(n)
@@ -103,7 +100,7 @@ def test_grpo_trains_countdown_through_the_submit_tool(
     steps_before = countdown_server.sessions.counters.steps
     trainer = GRPOTrainer(
         model=str(tiny_model),
-        reward_funcs=[countdown_solved],
+        reward_funcs=reward_functions(load_spec("countdown"), {"correct": 1.0})[0],
         args=grpo_config(tmp_path, max_completion_length=128),
         train_dataset=episodes("countdown", 8),
         environment_factory=make_env_factory("countdown", url=countdown_server.url, attempts=2),
@@ -135,7 +132,7 @@ def test_grpo_trains_countdown_through_the_submit_tool(
     assert sum(v.startswith("\nCorrect:") for v in verdicts) >= 4
     assert any(v.startswith("\nWrong:") for v in verdicts)
     for logged in trainer.state.log_history[:2]:
-        assert logged["rewards/countdown_solved/mean"] >= 0.5
+        assert logged["rewards/countdown_correct/mean"] >= 0.5
         assert logged["tools/call_frequency"] > 0 and logged["tools/failure_frequency"] == 0
 
 

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trl")
-
 from tests.live import LiveServer
 from trainer.checkpoints import last_complete_checkpoint
 from trainer.config import TrainConfig, load_config
@@ -31,7 +29,7 @@ def steps_in(metrics: Path) -> list[int]:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"game": "chess"}, "game must be one of wordle, countdown"),
+        ({"game": "chess"}, "game must be one of countdown, wordle"),
         ({"num_generations": 3, "per_device_train_batch_size": 8}, "multiple of num_generations"),
         ({"num_generations": 1}, "at least 2"),
         ({"backend": "vllm-colocate", "model": "tiny"}, "needs a GPU"),
@@ -44,15 +42,15 @@ def test_invalid_configs_fail_early_and_say_what_to_change(
     overrides: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
-        TrainConfig(**overrides)  # type: ignore[arg-type]
+        TrainConfig(**{"game": "countdown", **overrides})  # type: ignore[arg-type]
 
 
 def test_shipped_configs_load() -> None:
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         config = load_config(path)
-        assert config.reward_weights
+        assert all(config.reward_weights(game) for game in config.game_list)
     wordle = load_config(ROOT / "configs" / "wordle-qwen3-1.7b.yaml")
-    assert wordle.reward_weights == {
+    assert wordle.reward_weights("wordle") == {
         "correct": 3.0,
         "greens": 1.0,
         "yellows": 0.5,
@@ -111,6 +109,61 @@ def test_train_countdown_and_wordle_on_live_servers(
         assert server.sessions.counters.resets > before  # episodes were played on the server
 
 
+def test_mixed_runs_key_their_settings_by_game() -> None:
+    config = load_config(ROOT / "configs" / "mixed-tiny-offline.yaml", wordle_url="http://w")
+    assert config.game_list == ["wordle", "countdown"] and config.mixed
+    assert config.urls == {"wordle": "http://w"} and config.url is None
+    assert config.mode_for("wordle") == "tools" and config.mode_for("countdown") == "answer"
+    assert config.reset_for("countdown") == {"n_numbers": 3, "max_num": 9}
+    assert config.reward_weights("countdown") == {"correct": 1.0}
+    for overrides, message in (
+        ({"reset": {"n_numbers": 3}}, "reset is keyed by game"),
+        ({"mode": "tools"}, "mode is keyed by game"),
+        ({"mode": {"wordle": "answer"}}, "wordle is played in mode tools"),
+        ({"games": ["wordle", "wordle"]}, "listed twice"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            TrainConfig(**{"games": ["wordle", "countdown"], **overrides})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="name a game"):
+        TrainConfig()
+
+
+@pytest.mark.slow
+def test_one_run_mixes_games_and_trains_on_the_servers_reward(
+    tiny_model: Path, countdown_server: LiveServer, wordle_server: LiveServer, tmp_path: Path
+) -> None:
+    from trainer.train import train
+
+    servers = {"wordle": wordle_server, "countdown": countdown_server}
+    before = {game: server.sessions.counters.resets for game, server in servers.items()}
+    output = tmp_path / "mixed"
+    config = load_config(
+        ROOT / "configs" / "mixed-tiny-offline.yaml",
+        output_dir=str(output), max_steps=2, save_steps=2, episodes=8, num_generations=2,
+        wordle_url=wordle_server.url, countdown_url=countdown_server.url,
+    )  # fmt: skip
+    train(config)
+    records = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [1, 2]
+    # 2 steps of 4 prompts are one pass over the 8 rows: both games played, each rewarded and
+    # solve-rated on its own rows
+    assert all("solve_rate" in record for record in records)
+    logged = {key for record in records for key, value in record.items() if value is not None}
+    assert {"solve_rate/wordle", "solve_rate/countdown"} <= logged
+    assert {"rewards/wordle_greens/mean", "rewards/countdown_correct/mean"} <= logged
+    assert all(server.sessions.counters.resets > before[game] for game, server in servers.items())
+
+    output = tmp_path / "server-reward"
+    config = load_config(
+        TINY, output_dir=str(output), max_steps=1, episodes=4, server_reward=True,
+        countdown_url=countdown_server.url,
+    )  # fmt: skip
+    train(config)
+    (record,) = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
+    assert "rewards/countdown_server/mean" in record and "solve_rate" in record
+    assert record["reward"] == pytest.approx(record["rewards/countdown_server/mean"])
+
+
 @pytest.mark.slow
 def test_killed_training_resumes_from_the_last_complete_checkpoint(
     tiny_model: Path, countdown_server: LiveServer, tmp_path: Path
@@ -153,11 +206,13 @@ def test_vllm_settings_reach_trl() -> None:
     from trainer.train import grpo_args
     from trainer.vllm import serve_command
 
-    colocate = grpo_args(TrainConfig(model="Qwen/Qwen3-1.7B", backend="vllm-colocate"))
+    colocate = grpo_args(
+        TrainConfig(game="wordle", model="Qwen/Qwen3-1.7B", backend="vllm-colocate")
+    )
     assert colocate.use_vllm and colocate.vllm_mode == "colocate"
     assert colocate.vllm_gpu_memory_utilization == 0.3
     config = TrainConfig(
-        model="Qwen/Qwen3-1.7B", backend="vllm-server", vllm_server_host="10.0.0.5",
+        game="wordle", model="Qwen/Qwen3-1.7B", backend="vllm-server", vllm_server_host="10.0.0.5",
         vllm_server_port=8100, vllm_launch=True,
     )  # fmt: skip
     server = grpo_args(config)
@@ -166,6 +221,6 @@ def test_vllm_settings_reach_trl() -> None:
     command = serve_command(config, "Qwen/Qwen3-1.7B")
     assert command[:4] == ["trl", "vllm-serve", "--model", "Qwen/Qwen3-1.7B"]
     assert command[command.index("--port") + 1] == "8100"
-    assert not grpo_args(TrainConfig()).use_vllm
+    assert not grpo_args(TrainConfig(game="wordle")).use_vllm
     with pytest.raises(ValueError, match="vllm_launch only applies"):
-        TrainConfig(model="m", vllm_launch=True)
+        TrainConfig(game="wordle", model="m", vllm_launch=True)
