@@ -114,6 +114,14 @@ def serve(
         int,
         typer.Option(envvar="ARENAGYM_MAX_MESSAGE_BYTES", help="Largest frame or body answered."),
     ] = defaults.DEFAULT_MAX_MESSAGE_BYTES,
+    ws: Annotated[
+        str,
+        typer.Option(
+            envvar="ARENAGYM_WS",
+            help="How /ws is served: inline (fastest; falls back to asgi, with a warning, on "
+            "a uvicorn it is not tested on) or asgi (the app's endpoint).",
+        ),
+    ] = "inline",
     list_games: Annotated[
         bool, typer.Option("--list", help="List the registered games and exit.")
     ] = False,
@@ -136,6 +144,7 @@ def serve(
             log_level=log_level.lower(),  # type: ignore[arg-type]
             allow_explicit_secrets=allow_explicit_secrets,
             max_message_bytes=max_message_bytes,
+            ws=ws.lower(),  # type: ignore[arg-type]
         )
     except (UnknownGame, ValueError) as error:
         raise click.ClickException(str(error)) from None
