@@ -256,7 +256,8 @@ def _reset_options(spec: GameSpec, ui: GameUI) -> list[click.Option]:
         if info.annotation is bool:
             options.append(click.Option([flag, name], is_flag=True, help=info.description))
             continue
-        kind: Any = {int: int, float: float, str: str}.get(info.annotation)  # type: ignore[call-overload]
+        scalars: dict[Any, Any] = {int: int, float: float, str: str}
+        kind = scalars.get(info.annotation)
         if kind is None:
             continue  # lists and other structured fields: --reset FIELD=JSON
         bounds = {m.__class__.__name__: m for m in info.metadata}

@@ -44,7 +44,7 @@ def train(
     ] = None,
 ) -> None:
     """Train a model with GRPO against game servers (started locally when no URL is given)."""
-    overrides = {
+    overrides: dict[str, object] = {
         "model": model,
         "game": game,
         "max_steps": max_steps,
@@ -83,9 +83,10 @@ def _extra_overrides(args: list[str]) -> dict[str, object]:
         name, _, value = flag[2:].partition("=")
         name = name.replace("-", "_")
         if not value:
-            value = next(items, None)  # type: ignore[arg-type]
-            if value is None:
+            following = next(items, None)
+            if following is None:
                 raise ValueError(f"--{name.replace('_', '-')} needs a value.")
+            value = following
         overrides[name] = parse_override(name, value)
     return overrides
 

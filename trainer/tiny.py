@@ -59,7 +59,7 @@ def _config_version() -> str:
     return hashlib.sha256(json.dumps([*parts, libraries, 3]).encode()).hexdigest()[:12]
 
 
-_ARCH = {
+_ARCH: dict[str, Any] = {
     "hidden_size": 64,
     "intermediate_size": 128,
     "num_hidden_layers": 2,

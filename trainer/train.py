@@ -177,6 +177,7 @@ def train(config: TrainConfig) -> Path:
             logger.warning("resuming from %s", resume_from)
         trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
         trainer.save_model(str(output_dir))
+        assert trainer.processing_class is not None  # GRPOTrainer loads the model's tokenizer
         trainer.processing_class.save_pretrained(str(output_dir))
     return output_dir
 

@@ -14,6 +14,7 @@ import asyncio
 import gc
 import importlib.metadata
 import logging
+import math
 import re
 import socket
 from typing import Any
@@ -115,7 +116,7 @@ def build_config(
         ws_max_size=settings.max_message_bytes * WS_HARD_LIMIT_FACTOR,
         ws=ws,
         ws_per_message_deflate=False,  # frames are small; compression costs CPU per step
-        timeout_graceful_shutdown=settings.drain_timeout,
+        timeout_graceful_shutdown=math.ceil(settings.drain_timeout),  # uvicorn types it int
         access_log=settings.log_level in ("debug", "trace"),
     )
     if fallback is not None:  # logged once uvicorn's logging is set up, in its format

@@ -165,4 +165,5 @@ class GameSpec:
         return tool_names(self.agent)
 
     def load_environment(self) -> type[Any]:
-        return load_attribute(self.environment)  # type: ignore[no-any-return]
+        environment: type[Any] = load_attribute(self.environment)
+        return environment

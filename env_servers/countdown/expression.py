@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 MAX_EXPRESSION_CHARS = 200
 """Longest expression the verifier looks at (six numbers need about 40 characters)."""
@@ -175,7 +176,7 @@ def _evaluate(node: ast.expr) -> int | Fraction:
     Whole values stay ``int`` (several times faster than ``Fraction``); only a division that
     leaves a remainder makes a ``Fraction``."""
     if isinstance(node, ast.Constant):
-        return node.value  # type: ignore[no-any-return]
+        return cast(int, node.value)  # _check_tree admits integer constants only
     if isinstance(node, ast.UnaryOp):
         operand = _evaluate(node.operand)
         return -operand if isinstance(node.op, ast.USub) else operand
@@ -199,7 +200,7 @@ def _evaluate(node: ast.expr) -> int | Fraction:
     if type(result) is int:
         if abs(result) > MAX_MAGNITUDE:
             raise ExpressionError(_TOO_LARGE)
-    elif not within_bounds(result):
+    elif not within_bounds(cast(Fraction, result)):
         raise ExpressionError(_TOO_LARGE)
     return result
 
