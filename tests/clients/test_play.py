@@ -369,3 +369,24 @@ def wrong_answers(numbers: list[int]) -> Iterator[str]:
     """Expressions that use every number once; at most one of them can hit the target."""
     for op in ("+", "*", "-"):
         yield f" {op} ".join(map(str, numbers))
+
+
+def test_a_game_without_a_terminal_view_gets_the_generic_one() -> None:
+    import dataclasses
+
+    from clients.play import game_command, game_ui
+    from env_servers.core.registry import load_spec
+
+    spec = dataclasses.replace(load_spec("countdown"), terminal=None)
+    ui = game_ui(spec)
+    assert ui.action("3 * 9 - 7") == {"expression": "3 * 9 - 7"}  # its first text field
+    assert ui.action('{"message": "<answer>3 + 4</answer>"}') == {
+        "message": "<answer>3 + 4</answer>"
+    }
+    observation = CountdownObservation(
+        prompt="Make 20 from 3, 9, 7.", numbers=[3, 9, 7], target=20, attempts_left=1
+    )
+    text, _ = render(ui.render(observation, False))
+    assert "Make 20 from 3, 9, 7." in text and "target: 20" in text
+    result = CliRunner().invoke(game_command(spec), ["--help"], terminal_width=120)
+    assert "--n-numbers" in result.output and "--reset FIELD=VALUE" in result.output
