@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 import click
+import httpx
 from rich.console import Console, RenderableType
 from rich.text import Text
 
@@ -205,6 +206,9 @@ def run(
         )
         errors.print(f"[red]Cannot reach {base_url}[/]: {advice}")
         raise SystemExit(1) from None
+    except WrongGame as error:
+        errors.print(f"[red]{error}[/]")
+        raise SystemExit(2) from None
     except ClientError as error:
         errors.print(f"[red]The {spec.name} server failed:[/] {error}")
         raise SystemExit(1) from None
@@ -213,7 +217,28 @@ def run(
 
 
 def _connect(spec: GameSpec, url: str, transport: TransportChoice) -> EnvClient[Any, Any, Any]:
+    _check_game(spec, url.rstrip("/"))
     return spec.client.from_url(url.rstrip("/"), transport=transport.value)
+
+
+class WrongGame(ClientError):
+    """The server plays another registered game than the one asked for."""
+
+
+def _check_game(spec: GameSpec, url: str) -> None:
+    """Refuse a server of another registered game, by the name in its ``/metadata`` (a server
+    that does not say is given the benefit of the doubt)."""
+    from env_servers.core.registry import game_names
+
+    try:
+        served = httpx.get(f"{url}/metadata", timeout=10, trust_env=False).json().get("name")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return  # unreachable or not ours: the client's own connection says what is wrong
+    if served != spec.name and served in game_names():
+        raise WrongGame(
+            f"{url} serves {served}, not {spec.name}: play it with `arenagym play {served} "
+            f"--url {url}`, or give the URL of a {spec.name} server."
+        )
 
 
 def _close_quietly(client: EnvClient[Any, Any, Any]) -> None:

@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from trainer.config import FIELDS, load_config, parse_override
+from trainer.config import FIELDS, GROUPS, load_config, parse_override
 
 
 def _fields_epilog() -> str:
-    lines = ["Any config field can be overridden as --field-name VALUE (YAML-typed):", ""]
-    lines += [
-        f"  --{name.replace('_', '-')}: {f.metadata.get('help', '')}" for name, f in FIELDS.items()
-    ]
+    """Every config field, grouped, with its default: the flags beyond the ones above."""
+    lines = ["Any config field can be overridden as --field-name VALUE (YAML-typed)."]
+    for name, field in FIELDS.items():
+        if name in GROUPS:
+            lines.append(f"{GROUPS[name]}:")
+        default = field.default if field.default is not dataclasses.MISSING else None
+        shown = "" if default is None else f" [default: {default}]"
+        lines.append(f"  --{name.replace('_', '-')}  {field.metadata.get('help', '')}{shown}")
     return "\n\n".join(lines)
 
 
-train_app = typer.Typer(add_completion=False, rich_markup_mode=None)
+def shipped_configs() -> list[Path]:
+    """The configs a newcomer can start from: ``configs/*.yaml`` here."""
+    return sorted(Path("configs").glob("*.yaml"))
+
+
+HELP = {"help_option_names": ["-h", "--help"]}
+train_app = typer.Typer(add_completion=False, rich_markup_mode=None, context_settings=HELP)
 
 
 @train_app.command(
@@ -53,6 +64,15 @@ def train(
         "episodes": episodes,
         "url": url,
     }
+    if config is None:
+        listed = (
+            ", ".join(str(path) for path in shipped_configs()) or "configs/*.yaml in the repository"
+        )
+        typer.echo(
+            f"Error: give a config with --config (e.g. {listed}); flags then override its fields.",
+            err=True,
+        )
+        raise SystemExit(2)
     try:
         overrides |= _extra_overrides(ctx.args)
         settings = load_config(config, **overrides)
@@ -66,7 +86,14 @@ def train(
     try:
         output = run(settings)
     except KeyboardInterrupt:
-        typer.echo("Interrupted: start the same command again to resume from the last checkpoint.")
+        from trainer.checkpoints import last_complete_checkpoint
+
+        checkpoint = last_complete_checkpoint(Path(settings.output_dir))
+        typer.echo()  # off the progress bar's line
+        if checkpoint is not None:
+            typer.echo(f"Interrupted: start the same command again to resume from {checkpoint}.")
+        else:
+            typer.echo("Interrupted before the first checkpoint: a new run starts from scratch.")
         raise SystemExit(130) from None
     typer.echo(f"Done. Final model, checkpoints and metrics.jsonl in {output}")
 
@@ -91,7 +118,7 @@ def _extra_overrides(args: list[str]) -> dict[str, object]:
     return overrides
 
 
-tiny_model_app = typer.Typer(add_completion=False)
+tiny_model_app = typer.Typer(add_completion=False, context_settings=HELP)
 
 
 @tiny_model_app.command()

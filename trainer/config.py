@@ -13,10 +13,12 @@ its game, so every rollout plays its own.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -145,7 +147,9 @@ class TrainConfig:
         """Fail before any model loads, saying what to change."""
         from env_servers.core.registry import UnknownGame, game_names, load_spec
 
-        problems = []
+        problems = _type_problems(self)
+        if problems:  # the checks below compare values, which need the right types
+            raise ValueError("Invalid training config: " + "; ".join(problems) + ".")
         for name, kind in (("backend", Backend), ("logging", Logger), ("transport", Transport)):
             if getattr(self, name) not in get_args(kind):
                 problems.append(
@@ -156,7 +160,9 @@ class TrainConfig:
             problems.append(f"name a game: game: <one of {', '.join(known)}> (or games: [...])")
         for game in self.game_list:
             if game not in known:
-                problems.append(f"game must be one of {', '.join(known)}, not {game!r}")
+                close = difflib.get_close_matches(game, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(f"game must be one of {', '.join(known)}, not {game!r}{hint}")
         if len(set(self.game_list)) != len(self.game_list):
             problems.append(f"games are listed twice: {self.games}")
         if self.mixed:
@@ -270,6 +276,61 @@ class TrainConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+GROUPS = {
+    "game": "What to train",
+    "url": "Game servers",
+    "lora": "Fine-tuning",
+    "num_generations": "GRPO",
+    "backend": "Generation backend",
+    "logging": "Logging and checkpoints",
+}
+"""The first field of each group of ``arenagym train --help``, in field order."""
+_SCALARS: dict[Any, tuple[type, ...]] = {
+    int: (int,),
+    float: (int, float),
+    bool: (bool,),
+    str: (str,),
+    dict: (dict,),
+    list: (list,),
+}
+_KIND_NAMES = {
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    str: "text",
+    dict: "a mapping",
+    list: "a list",
+}
+
+
+def _kinds(hint: Any) -> list[Any]:
+    """The runtime types a field's annotation admits (``int | None`` → int, NoneType)."""
+    origin = get_origin(hint)
+    if origin in (Union, UnionType):
+        return [kind for arg in get_args(hint) for kind in _kinds(arg)]
+    if origin is Literal:
+        return [str]  # the choices themselves are checked by validate()
+    return [origin or hint]
+
+
+def _type_problems(config: TrainConfig) -> list[str]:
+    """A value of the wrong type for its field, said plainly (``learning_rate: fast``)."""
+    hints = get_type_hints(TrainConfig)
+    problems = []
+    for name in FIELDS:
+        value, kinds = getattr(config, name), _kinds(hints[name])
+        if value is None and type(None) in kinds:
+            continue
+        allowed = tuple(t for kind in kinds for t in _SCALARS.get(kind, ()))
+        if isinstance(value, allowed) and (bool in allowed or not isinstance(value, bool)):
+            continue
+        wanted = " or ".join(
+            dict.fromkeys(
+                _KIND_NAMES.get(kind, kind.__name__) for kind in kinds if kind is not type(None)
+            )
+        )
+        problems.append(f"{name} must be {wanted}, not {value!r}")
+    return problems
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
@@ -307,6 +368,8 @@ def _game_url(name: str) -> str | None:
 def parse_override(name: str, text: str) -> Any:
     """A ``--field value`` from the command line, typed by YAML (``3``, ``true``, ``[a, b]``)."""
     if name not in FIELDS and not _game_url(name):
-        raise ValueError(f"Unknown config field '{name}'. See `arenagym train --help`.")
+        close = difflib.get_close_matches(name, list(FIELDS), n=1)
+        hint = f" Did you mean --{close[0].replace('_', '-')}?" if close else ""
+        raise ValueError(f"Unknown config field '{name}'.{hint} See `arenagym train --help`.")
     value = yaml.safe_load(text)
     return text if value is None and text not in ("null", "~", "") else value

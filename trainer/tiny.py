@@ -124,8 +124,10 @@ def _warmup_texts(tokenizer: Any) -> list[str]:
     ]
 
 
-def _warm_up(model: object, tokenizer: object) -> None:
+def _warm_up(model: object, tokenizer: object, progress: bool = False) -> None:
     import torch
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     texts = _warmup_texts(tokenizer)
     batch = tokenizer(texts, return_tensors="pt", padding=True)  # type: ignore[operator]
@@ -137,11 +139,18 @@ def _warm_up(model: object, tokenizer: object) -> None:
         labels[row, : int(starts[-1]) + 1] = -100
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)  # type: ignore[attr-defined]
     model.train()  # type: ignore[attr-defined]
-    for _ in range(WARMUP_STEPS):
-        loss = model(**batch, labels=labels).loss  # type: ignore[operator]
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    bars = Progress(
+        *columns, TimeElapsedColumn(), console=Console(stderr=True), disable=not progress
+    )
+    with bars:
+        task = bars.add_task("Warming the tiny model up", total=WARMUP_STEPS)
+        for _ in range(WARMUP_STEPS):
+            loss = model(**batch, labels=labels).loss  # type: ignore[operator]
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            bars.advance(task)
     model.eval()  # type: ignore[attr-defined]
 
 
@@ -152,7 +161,7 @@ def default_cache_dir() -> Path:
     return Path(root) / f"tiny-model-{_config_version()}"
 
 
-def write_tiny_model(directory: str | Path) -> Path:
+def write_tiny_model(directory: str | Path, progress: bool = False) -> Path:
     """Build the tiny model and tokenizer and save both to ``directory``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -192,7 +201,7 @@ def write_tiny_model(directory: str | Path) -> Path:
         bos_token_id=None,
     )
     model = Qwen3ForCausalLM(config)
-    _warm_up(model, tokenizer)
+    _warm_up(model, tokenizer, progress)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(directory)
@@ -202,15 +211,20 @@ def write_tiny_model(directory: str | Path) -> Path:
 
 def tiny_model_path(cache_dir: str | Path | None = None) -> Path:
     """The cached tiny model, built on first use (atomically, so parallel runs are safe)."""
+    import shutil
+    import sys
+
     target = Path(cache_dir) if cache_dir else default_cache_dir()
     if (target / "config.json").exists():
         return target
+    print(f"Building the tiny offline model (once; cached in {target})…", file=sys.stderr)
     staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-    write_tiny_model(staging)
     try:
+        write_tiny_model(staging, progress=True)
         staging.rename(target)
     except OSError:  # another process finished first
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
+        if not (target / "config.json").exists():
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # never leave a half-built model behind
     return target

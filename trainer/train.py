@@ -109,6 +109,7 @@ def train(config: TrainConfig) -> Path:
     from clients.trl import make_env_factory
     from env_servers.core.registry import load_spec
     from trainer import data
+    from trainer.model_card import write_model_card
     from trainer.rewards import AnswerJudge, reward_functions
 
     output_dir = Path(config.output_dir)
@@ -158,7 +159,13 @@ def train(config: TrainConfig) -> Path:
         args = grpo_args(config)
         args.reward_weights = weights
         metrics = MetricsFile(output_dir / "metrics.jsonl", solve_keys=solve_keys(games))
-        trainer = GRPOTrainer(
+
+        class Trainer(GRPOTrainer):
+            def create_model_card(self, *args: Any, **kwargs: Any) -> None:
+                if self.is_world_process_zero():
+                    write_model_card(config, metrics.last)
+
+        trainer = Trainer(
             model=model_path(config),
             reward_funcs=functions,
             args=args,
@@ -179,6 +186,7 @@ def train(config: TrainConfig) -> Path:
         trainer.save_model(str(output_dir))
         assert trainer.processing_class is not None  # GRPOTrainer loads the model's tokenizer
         trainer.processing_class.save_pretrained(str(output_dir))
+        write_model_card(config, metrics.last)
     return output_dir
 
 

@@ -13,6 +13,7 @@ and trainers read it too.
 
 from __future__ import annotations
 
+import difflib
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -44,9 +45,11 @@ def load_spec(game: str) -> GameSpec:
     games = registered()
     if game not in games:
         known = ", ".join(games) or "none (is arenagym installed with `pip install -e .`?)"
+        close = difflib.get_close_matches(game, list(games), n=1)
+        hint = f"Did you mean '{close[0]}'? " if close else ""
         raise UnknownGame(
-            f"Unknown game '{game}'. Registered games: {known}. A package adds a game with an "
-            f"entry point in the '{ENTRY_POINT_GROUP}' group."
+            f"Unknown game '{game}'. {hint}Registered games: {known}. A package adds a game with "
+            f"an entry point in the '{ENTRY_POINT_GROUP}' group."
         )
     try:
         spec = games[game].load()

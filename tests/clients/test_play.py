@@ -390,3 +390,18 @@ def test_a_game_without_a_terminal_view_gets_the_generic_one() -> None:
     assert "Make 20 from 3, 9, 7." in text and "target: 20" in text
     result = CliRunner().invoke(game_command(spec), ["--help"], terminal_width=120)
     assert "--n-numbers" in result.output and "--reset FIELD=VALUE" in result.output
+
+
+def test_a_server_of_another_game_is_named() -> None:
+    with live_server("wordle") as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "env_servers", "play", "countdown", "--url", server.url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2, result.stderr
+    assert (
+        "serves wordle, not countdown" in result.stderr and "arenagym play wordle" in result.stderr
+    )
+    assert "Traceback" not in result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -122,4 +123,36 @@ def test_bad_setting_is_reported_not_raised() -> None:
     assert "Traceback" not in result.stderr
     env = {**os.environ, "ARENAGYM_WS": "fast"}
     result = subprocess.run([*ARENAGYM, "serve", "wordle"], capture_output=True, text=True, env=env)
-    assert result.returncode != 0 and "ws must be one of inline, asgi" in result.stderr
+    assert result.returncode == 2 and "'fast' is not one of 'inline', 'asgi'" in plain(
+        result.stderr
+    )
+
+
+def plain(text: str) -> str:
+    """Terminal text without the boxes that rich draws around errors, on one line."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", text).split())
+
+
+def test_every_wrong_value_is_one_message_and_exit_code_2() -> None:
+    cases = [
+        (["serve", "wordel"], "Did you mean 'wordle'?"),
+        (["serve", "wordle", "--log-level", "verbose"], "'verbose' is not one of"),
+        (["serve", "wordle", "--port", "http"], "Invalid value for '--port'"),
+    ]
+    for args, message in cases:
+        result = subprocess.run([*ARENAGYM, *args], capture_output=True, text=True)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in plain(result.stderr) and "Traceback" not in result.stderr, result.stderr
+    assert subprocess.run([*ARENAGYM, "serve", "-h"], capture_output=True).returncode == 0
+
+
+def test_a_port_in_use_is_named_before_starting() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [*ARENAGYM, "serve", "wordle", "--port", str(port)], capture_output=True, text=True
+        )
+    assert result.returncode == 2 and f"Port {port} on 127.0.0.1 is in use" in result.stderr
+    assert "--port" in result.stderr and "Application startup" not in result.stderr

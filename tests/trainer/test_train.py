@@ -76,9 +76,37 @@ def test_cli_rejects_bad_overrides_without_a_traceback() -> None:
     assert result.returncode == 2 and "multiple of num_generations" in result.stderr
     assert "Traceback" not in result.stderr
     result = subprocess.run(
-        [*ARENAGYM, "train", "--bogus-field", "1"], capture_output=True, text=True
+        [*ARENAGYM, "train", "--config", str(TINY), "--bogus-field", "1"],
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 2 and "Unknown config field 'bogus_field'" in result.stderr
+    for args, message in (
+        (["--max-step", "3"], "Did you mean --max-steps?"),
+        (["--learning-rate", "fast"], "learning_rate must be a number, not 'fast'"),
+        (["--game", "wordel"], "did you mean 'wordle'?"),
+    ):
+        result = subprocess.run(
+            [*ARENAGYM, "train", "--config", str(TINY), *args], capture_output=True, text=True
+        )
+        assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+    result = subprocess.run([*ARENAGYM, "train"], capture_output=True, text=True)
+    assert result.returncode == 2 and "give a config with --config" in result.stderr
+
+
+def test_model_card_names_the_base_and_the_games(tmp_path: Path) -> None:
+    from trainer.model_card import model_card
+
+    local = load_config(TINY, output_dir=str(tmp_path / "run"))
+    card = model_card(local, {"step": 4, "reward": 0.5, "solve_rate": 0.25})
+    assert "None" not in card and "huggingface.co" not in card and "`tiny`" in card
+    assert "**countdown** (answer mode)" in card and "solve rate 25.0%" in card
+    assert "not expected to learn" in card
+    hub = load_config(ROOT / "configs" / "wordle-qwen3-1.7b.yaml")
+    card = model_card(hub)
+    assert "base_model: Qwen/Qwen3-1.7B" in card
+    assert "[Qwen/Qwen3-1.7B](https://huggingface.co/Qwen/Qwen3-1.7B)" in card
 
 
 @pytest.mark.slow
@@ -162,6 +190,28 @@ def test_one_run_mixes_games_and_trains_on_the_servers_reward(
     (record,) = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
     assert "rewards/countdown_server/mean" in record and "solve_rate" in record
     assert record["reward"] == pytest.approx(record["rewards/countdown_server/mean"])
+
+
+@pytest.mark.slow
+def test_sigterm_stops_training_and_its_local_server(tiny_model: Path, tmp_path: Path) -> None:
+    import psutil
+
+    command = [*ARENAGYM, "train", "--config", str(TINY), "--output-dir", str(tmp_path / "run")]
+    command += ["--model", str(tiny_model), "--max-steps", "200"]
+    env = {k: v for k, v in os.environ.items() if k != "ARENAGYM_COUNTDOWN_URL"}
+    trainer = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 120
+    servers: list[psutil.Process] = []
+    while not servers:  # the local game server it starts
+        assert trainer.poll() is None, trainer.stderr.read().decode()  # type: ignore[union-attr]
+        assert time.monotonic() < deadline, "no local server appeared"
+        children = psutil.Process(trainer.pid).children(recursive=True)
+        servers = [c for c in children if "serve" in c.cmdline()]
+        time.sleep(0.1)
+    trainer.send_signal(signal.SIGTERM)
+    assert trainer.wait(timeout=60) == 128 + signal.SIGTERM
+    _, alive = psutil.wait_procs(servers, timeout=15)
+    assert not alive, "the local server outlived the trainer"
 
 
 @pytest.mark.slow
