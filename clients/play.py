@@ -24,6 +24,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from clients.base import EnvClient
+from clients.commands import GameCommands, parse_reset, reset_option
 from clients.errors import ClientError, ConnectError
 from clients.local_server import ServerStartError
 from clients.local_server import local_server as serve_locally
@@ -298,19 +299,6 @@ def _reset_options(spec: GameSpec, ui: GameUI) -> list[click.Option]:
     return options
 
 
-def _parse_reset(pairs: Sequence[str]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"expected FIELD=VALUE, got {pair!r}", param_hint="--reset")
-        try:
-            fields[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            fields[key.strip()] = value
-    return fields
-
-
 def game_command(spec: GameSpec) -> click.Command:
     """``arenagym play <game>``, with the game's own reset options."""
     ui = game_ui(spec)
@@ -339,12 +327,7 @@ def game_command(spec: GameSpec) -> click.Command:
             help="WebSocket or stateful HTTP sessions.",
         ),
         *_reset_options(spec, ui),
-        click.Option(
-            ["--reset", "reset_pairs"],
-            multiple=True,
-            metavar="FIELD=VALUE",
-            help="Any other reset field of the game (value read as JSON); repeatable.",
-        ),
+        reset_option(),
     ]
 
     def callback(
@@ -357,7 +340,7 @@ def game_command(spec: GameSpec) -> click.Command:
     ) -> None:
         given = {k: v for k, v in options.items() if v not in (None, False)}
         reset = {"split": split, **ui.defaults, **given}
-        reset |= _parse_reset(reset_pairs)
+        reset |= parse_reset(reset_pairs)
         run(spec, url=url, transport=TransportChoice(transport), reset=reset, seed=seed)
 
     return click.Command(
@@ -365,25 +348,9 @@ def game_command(spec: GameSpec) -> click.Command:
     )
 
 
-class PlayGroup(click.Group):
-    """One subcommand per registered game, each made when it is asked for."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        from env_servers.core.registry import game_names
-
-        return game_names()
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        from env_servers.core.registry import UnknownGame, load_spec
-
-        try:
-            return game_command(load_spec(name))
-        except UnknownGame as error:
-            raise click.ClickException(str(error)) from None
-
-
-play_app = PlayGroup(
+play_app = GameCommands(
     "play",
+    game_command,
     no_args_is_help=True,
     help=(
         "Play a game in the terminal. Without --url a local server is started for the game "

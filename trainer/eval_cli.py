@@ -9,7 +9,6 @@ line on stderr (``Error: …``) and exit status 1, never a traceback.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,26 +16,11 @@ from typing import Any
 
 import click
 
+from clients.commands import HELP, GameCommands, parse_reset, reset_option
 from env_servers.core.spec import GameSpec
 from trainer.views import rate_name
 
 SPLITS = ("train", "eval", "all")
-HELP = {"help_option_names": ["-h", "--help"]}
-
-
-def parse_reset(pairs: Sequence[str] | None) -> dict[str, Any]:
-    """``["n_numbers=4", "hard_mode=true"]`` → ``{"n_numbers": 4, "hard_mode": True}``: values
-    are read as JSON when they parse, else kept as text."""
-    fields: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"expected FIELD=VALUE, got {pair!r}", param_hint="--reset")
-        try:
-            fields[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            fields[key.strip()] = value
-    return fields
 
 
 def _run(
@@ -166,13 +150,7 @@ def game_command(spec: GameSpec) -> click.Command:
             show_default=True,
             help="Episodes generated as one batch.",
         ),
-        click.Option(
-            ["--reset", "reset_pairs"],
-            multiple=True,
-            metavar="FIELD=VALUE",
-            help="A game reset field for every episode, as in the training config's `reset` "
-            "(value read as JSON); repeatable.",
-        ),
+        reset_option(),
         click.Option(
             ["--metrics"],
             type=click.Path(path_type=Path, dir_okay=False),
@@ -203,27 +181,10 @@ def game_command(spec: GameSpec) -> click.Command:
     )
 
 
-class EvalGroup(click.Group):
-    """One subcommand per registered game, each made when it is asked for."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        from env_servers.core.registry import game_names
-
-        return game_names()
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        from env_servers.core.registry import UnknownGame, load_spec
-
-        try:
-            return game_command(load_spec(name))
-        except UnknownGame as error:
-            raise click.ClickException(str(error)) from None
-
-
-eval_app = EvalGroup(
+eval_app = GameCommands(
     "eval",
+    game_command,
     no_args_is_help=True,
-    context_settings=HELP,
     help="Evaluate models on held-out episodes of a game; every verdict comes from the game "
     "server.",
 )
