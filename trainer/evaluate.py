@@ -26,7 +26,7 @@ from clients.local_server import local_server
 from clients.trl import make_env_factory
 from env_servers.core.registry import load_spec
 from env_servers.core.spec import GameSpec, Mode
-from trainer.models import load_model, resolve_model
+from trainer.models import check_device, load_model, resolve_model
 from trainer.rollouts import Ending, ReplyParser, Rollout, play_answers, play_tools
 from trainer.views import EvaluationView, load_view
 
@@ -248,6 +248,8 @@ def evaluate(
         raise ValueError("Several samples per episode need sampling: set a temperature above 0.")
     labels = model_labels(len(models))
     make_env_factory(spec, mode=mode, **(reset or {}))  # bad mode or reset fields: fail now
+    if device is not None:
+        check_device(device)
     sources = [resolve_model(name) for name in models]
     view = load_view(spec)
     max_new_tokens = max_new_tokens or DEFAULT_MAX_NEW_TOKENS[mode]

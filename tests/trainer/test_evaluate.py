@@ -478,10 +478,22 @@ def test_load_model_errors_are_one_clear_line(
     (adapter / "adapter_config.json").write_text(json.dumps(config))
     with pytest.raises(ModelLoadError, match=r"LoRA adapter's base model .*gone does not exist"):
         load_model(str(adapter))
+    monkeypatch.chdir(tmp_path)  # `run/` is here: `run/nope` means a folder, not a Hub repo
+    with pytest.raises(FileNotFoundError, match=r"run/nope \(run/ exists, nope not\)"):
+        load_model("run/nope")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(ModelLoadError) as error:
         load_model("nobody/no-such-model")
     message = str(error.value)
-    assert message.startswith("could not load nobody/no-such-model: ")
-    assert "no network? set HF_HUB_OFFLINE=0 / pass a local path" in message
+    assert "nobody/no-such-model is no local directory and not in the Hugging Face cache" in message
+    assert "HF_HUB_OFFLINE is set: pass a local model directory" in message
     assert "\n" not in message
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens: unreachable
+    with pytest.raises(ModelLoadError, match=r"http://127.0.0.1:9 cannot be reached"):
+        load_model("nobody/no-such-model")
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a CPU machine
+    with pytest.raises(ModelLoadError, match="this machine has no CUDA GPU"):
+        load_model(str(tmp_path / "run"), device="cuda")
