@@ -65,19 +65,28 @@ class RichProgress(TrainerCallback):
             "train", total=state.max_steps, completed=state.global_step, stats=""
         )
 
-    def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
-        if self.progress is None:
-            return
+    def stats(self) -> str:
+        """The last logged step's reward and solve rates."""
         last = self.metrics.last
-        stats = ""
-        if last:
-            stats = f"reward {last['reward']:.3f}"
-            for game, word in self.solved_words.items():
-                key = f"solve_rate/{game}" if len(self.solved_words) > 1 else "solve_rate"
-                if last.get(key) is not None:
-                    name = f"{game} {word}" if len(self.solved_words) > 1 else word
-                    stats += f"  {name} {last[key]:.0%}"
-        self.progress.update(self.task, completed=state.global_step, stats=stats)
+        if not last:
+            return ""
+        stats = f"reward {last['reward']:.3f}"
+        for game, word in self.solved_words.items():
+            key = f"solve_rate/{game}" if len(self.solved_words) > 1 else "solve_rate"
+            if last.get(key) is not None:
+                name = f"{game} {word}" if len(self.solved_words) > 1 else word
+                stats += f"  {name} {last[key]:.0%}"
+        return stats
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=state.global_step)
+
+    def on_log(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+        """After the metrics file took the step's logs (callbacks run in order), so the bar
+        shows the step just finished, not the one before."""
+        if self.progress is not None:
+            self.progress.update(self.task, completed=state.global_step, stats=self.stats())
 
     def on_train_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
         if self.progress is not None:

@@ -103,6 +103,7 @@ def train(config: TrainConfig) -> Path:
     warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
     from datasets import Dataset
     from transformers.trainer_callback import PrinterCallback
+    from transformers.utils import logging as transformers_logging
     from trl import GRPOTrainer
 
     from clients.local_server import local_server
@@ -112,6 +113,7 @@ def train(config: TrainConfig) -> Path:
     from trainer.model_card import write_model_card
     from trainer.rewards import AnswerJudge, reward_functions
 
+    transformers_logging.disable_progress_bar()  # weights loaded and shards saved: our bar says it
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "train_config.json").write_text(json.dumps(config.to_dict(), indent=2))

@@ -274,3 +274,26 @@ def test_vllm_settings_reach_trl() -> None:
     assert not grpo_args(TrainConfig(game="wordle")).use_vllm
     with pytest.raises(ValueError, match="vllm_launch only applies"):
         TrainConfig(game="wordle", model="m", vllm_launch=True)
+
+
+def test_the_progress_bar_shows_the_step_just_logged(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from trainer.progress import MetricsFile, RichProgress
+
+    metrics = MetricsFile(
+        tmp_path / "metrics.jsonl", {"countdown": "rewards/countdown_correct/mean"}
+    )
+    bar = RichProgress({"countdown": "solved"}, metrics)
+    state = SimpleNamespace(is_world_process_zero=True, max_steps=2, global_step=0)
+    bar.on_train_begin(None, state, None)
+    for step, reward in ((1, 0.25), (2, 1.5)):
+        state.global_step = step
+        bar.on_step_end(None, state, None)  # the Trainer logs after a step's end
+        logs = {"reward": reward, "rewards/countdown_correct/mean": reward / 2}
+        for callback in (metrics, bar):
+            callback.on_log(None, state, None, logs=logs)
+        assert bar.progress is not None
+        shown = bar.progress.tasks[0].fields["stats"]
+        assert f"reward {reward:.3f}" in shown and f"solved {reward / 2:.0%}" in shown
+    bar.on_train_end(None, state, None)
