@@ -42,6 +42,11 @@ class CountdownToolEnv(GameAgent):
         observation: CountdownObservation = result.observation
         if observation.correct:
             return f"Correct: {observation.expression} = {observation.target}."
+        if observation.invalid_move:
+            text = f"Invalid: {observation.feedback} No attempt used"
+            return text + (
+                "; the episode is over." if result.done else f"; {observation.attempts_left} left."
+            )
         text = f"Wrong: {observation.feedback}"
         if not result.done:
             text += f" {observation.attempts_left} attempt(s) left."

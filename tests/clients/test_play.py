@@ -308,9 +308,18 @@ def test_countdown_against_a_running_server_over_http(players: list[Player]) -> 
         assert re.search(rf"Feedback\s+{re.escape(reason)}", screen), screen
         assert re.search(r"Attempts left\s+1", screen)
 
-        player.type("3 +* (")
+        player.type("3 +* (")  # not an expression: refused, no attempt used
+        _, screen = player.read_until(EXPRESSION)
+        assert f"Not accepted: {verify('3 +* (', numbers, target).reason}" in screen
+        assert "(no attempt used)" in screen and re.search(r"Attempts left\s+1", screen)
+
+        wrong = next(
+            e
+            for e in wrong_answers(numbers)
+            if (verdict := verify(e, numbers, target)).reason and not verdict.invalid
+        )
+        player.type(wrong)
         _, screen = player.read_until(AGAIN)
-        assert verify("3 +* (", numbers, target).reason in screen
         assert "Out of attempts." in screen and re.search(rf"Solution\s+.+ = {target}", screen)
 
         player.type("y")
