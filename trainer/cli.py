@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from trainer.config import FIELDS, GROUPS, load_config, parse_override
+from trainer.tiny import TINY_MODEL
 
 
 def _fields_epilog() -> str:
@@ -96,6 +97,11 @@ def train(
             typer.echo("Interrupted before the first checkpoint: a new run starts from scratch.")
         raise SystemExit(130) from None
     typer.echo(f"Done. Final model, checkpoints and metrics.jsonl in {output}")
+    if settings.model == TINY_MODEL:
+        typer.echo(
+            "The tiny model checks the pipeline end to end; it is not expected to learn, so "
+            "rewards near 0 are what this run shows."
+        )
 
 
 def _extra_overrides(args: list[str]) -> dict[str, object]:
