@@ -27,6 +27,7 @@ from trainer.plots import (
     read_metrics,
 )
 from trainer.rollouts import ENDINGS
+from trainer.tiny import TINY_MODEL
 from trainer.views import EvaluationView, Record, cell, percent, rate_name
 
 __all__ = [
@@ -44,6 +45,11 @@ SIDE_BY_SIDE_ORDER = ("fixed", "regressed", "both_solved", "both_failed")
 
 def _rate_file(spec: GameSpec) -> str:
     return rate_name(spec.solved_word).replace(" ", "_") + "s.png"
+
+
+def _tiny(model: dict[str, Any]) -> bool:
+    """Whether a model is the tiny offline one (by its name, or the cache folder it came from)."""
+    return model["model"] == TINY_MODEL or f"{TINY_MODEL}-model-" in str(model["source"])
 
 
 def _header(data: dict[str, Any], spec: GameSpec, view: EvaluationView) -> str:
@@ -173,6 +179,12 @@ def eval_markdown(
     """The report's Markdown; the view's sections may draw their plots into ``output_dir``."""
     rate = rate_name(spec.solved_word)
     lines = [f"# {spec.name.capitalize()} evaluation", "", _header(data, spec, view), ""]
+    if any(_tiny(model) for model in data["models"]):
+        lines += [
+            "> The tiny offline model checks the pipeline end to end; it is not expected to "
+            "learn, so equal (and near-zero) rates are what this report should show.",
+            "",
+        ]
     lines += _rates_table(data, spec, view)
     lines += _notes(data, spec, view)
     lines += [f"![{rate.capitalize()}s]({_rate_file(spec)})", ""]

@@ -329,7 +329,9 @@ def test_eval_command_end_to_end(
     assert data["settings"]["reset"] == {"n_numbers": 4, "max_num": 20}
     assert data["mode"] == "answer" and data["samples"] == 1
     assert all(len(r["details"]["numbers"]) == 4 for m in data["models"] for r in m["episodes"])
-    assert "reset with `n_numbers=4`, `max_num=20`" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "reset with `n_numbers=4`, `max_num=20`" in report
+    assert "tiny offline model checks the pipeline" in report
     assert (out / "report.md").is_file() and (out / "buckets.png").is_file()
 
 
