@@ -64,7 +64,7 @@ def test_dropped_socket_is_resumed_without_losing_the_episode(wordle_server: Liv
         assert isinstance(transport, WebSocketTransport)
         session_id = client.session_id
         # cut the connection under the client, as a network failure would
-        client._loop.run(transport._ws.close())  # type: ignore[union-attr]
+        transport._ws.close()  # type: ignore[union-attr]
         result = client.step({"guess": "crane"})
         assert result.done and result.reward == 1.0
         assert transport.reconnects == 1 and client.session_id == session_id
@@ -75,7 +75,7 @@ def test_resume_of_an_expired_session_is_a_session_error() -> None:
     with live_server("wordle", session_ttl=0.2) as server:
         client = WordleClient.from_url(server.url, max_retries=1)
         client.reset(word="crane")
-        client._loop.run(client.transport._ws.close())  # type: ignore[attr-defined]
+        client.transport._ws.close()  # type: ignore[attr-defined]
         time.sleep(1.0)  # the detached session expires
         with pytest.raises(SessionError, match="Unknown session"):
             client.step({"guess": "crane"})
