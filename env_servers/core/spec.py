@@ -19,7 +19,8 @@ What a game declares:
   evaluation read it);
 - ``episode_key``: what makes two training episodes the same (duplicates are dropped), if
   seeds can repeat episodes; ``seeds_vary``: whether different seeds give different episodes;
-- ``hidden_reset_fields`` come from the reset model's ``SECRET_FIELDS``.
+- ``hidden_reset_fields`` come from the reset model's ``SECRET_FIELDS``;
+- ``web``: the game's own page for playing by hand, if it has one (see ``core.web``).
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ class GameSpec:
     terminal: str | None = None
     """``"module:attribute"`` of the game's terminal view for ``arenagym play``; a generic
     text view when None."""
+    web: str | None = None
+    """``"package:folder"`` of the game's own page (package data: ``index.html`` and what it
+    loads; files it lacks come from the generic view); the generic view when None."""
     extras: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a game wants to publish (e.g. its word lists' sizes)."""
 
