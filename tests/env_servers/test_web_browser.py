@@ -92,6 +92,7 @@ def test_wordle_whole_game_by_keyboard(page: Any, wordle_server: LiveServer) -> 
     guess(page, "zzzzz", accepted=False)  # not a word: the reason, and no guess used
     expect(page.locator("#status")).to_contain_text("not an English word")
     expect(page.locator("#left")).to_have_text("6 guesses left")
+    screenshot(page, "wordle-phone-invalid")
     for _ in range(5):
         page.keyboard.press("Backspace")
 
@@ -170,9 +171,9 @@ def test_countdown_wrong_invalid_then_right(page: Any, countdown_server: LiveSer
     assert page.locator("#verdict-reason").inner_text()
     expect(page.locator("#left")).to_have_text("2 attempts left")
 
-    wrong = " * ".join(map(str, numbers))
-    if eval(wrong) == target:  # the puzzle is fixed by its seed; keep the test honest anyway
-        wrong = " + ".join(map(str, numbers))
+    wrong = " + ".join(map(str, numbers))
+    if sum(numbers) == target:  # the puzzle is fixed by its seed; keep the test honest anyway
+        wrong = " * ".join(map(str, numbers))
     box.fill(wrong)
     page.keyboard.press("Enter")
     expect(page.locator("#verdict")).to_have_attribute("data-verdict", "wrong")
@@ -213,6 +214,25 @@ def test_generic_view_plays_a_game_without_its_own(page: Any) -> None:
         expect(page.locator("#status")).to_contain_text("Game over: solved")
         expect(page.locator(".entry").last).to_contain_text("reward 1 ")
         screenshot(page, "generic-phone-countdown")
+
+
+def test_generic_view_plays_a_textarena_style_game(page: Any) -> None:
+    """Wordle without its own view: TextArena's transcript, played by its ``message`` field."""
+    with live_server("wordle") as server:
+        app: Any = server.config.app
+        app.state.spec = replace(load_spec("wordle"), web=None)
+        page.goto(f"{server.url}/web/?word=crane")
+        expect = _expect()
+        expect(page.locator("#tools")).to_contain_text("guess(word: str)")
+        expect(page.locator(".entry").first).to_contain_text("Wordle")
+        page.locator("#field-message").fill("[slate]")
+        page.keyboard.press("Enter")
+        expect(page.locator(".entry").nth(1)).to_contain_text("X X G X G")
+        expect(page.locator(".entry").nth(1)).to_contain_text("You have 5 guesses left")
+        page.locator("#field-guess").fill("crane")
+        page.keyboard.press("Enter")
+        expect(page.locator("#status")).to_contain_text("Game over: won")
+        screenshot(page, "generic-phone-wordle")
 
 
 class PrefixProxy:
