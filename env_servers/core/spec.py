@@ -137,6 +137,8 @@ class GameSpec:
             problems.append(f"modes must be a non-empty subset of {MODES}, got {self.modes}")
         if "answer" in self.modes and (self.answer_prompt is None or self.answer_action is None):
             problems.append("answer mode needs answer_prompt and answer_action")
+        if self.web is not None and not all(self.web.partition(":")[::2]):
+            problems.append(f"web must name 'package:folder', got {self.web!r}")
         if self.solved not in self.rewards:
             problems.append(f"solved names reward {self.solved!r}, not one of {list(self.rewards)}")
         if problems:

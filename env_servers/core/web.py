@@ -32,8 +32,13 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 """A file name a view may serve: one path segment, no dot-dot, no hidden files."""
 SAFE_PREFIX = re.compile(r"(/[A-Za-z0-9_.~-]+)*")
 """A prefix the ``/`` redirect may follow: a path only, never another host."""
-NO_STORE = {"cache-control": "no-cache"}
-"""Revalidate: a page from an older server version must not outlive an upgrade."""
+HEADERS = {
+    "cache-control": "no-cache",
+    "content-security-policy": "default-src 'self'; connect-src 'self'",
+    "x-content-type-options": "nosniff",
+}
+"""Revalidate (a page from an older server must not outlive an upgrade), and load nothing
+from anywhere but this server."""
 
 
 def view_folder(reference: str) -> Traversable:
@@ -112,7 +117,7 @@ def _file_response(folders: list[Traversable], name: str) -> Response:
             media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
             if media_type.startswith("text/") or media_type.endswith("javascript"):
                 media_type += "; charset=utf-8"
-            return Response(candidate.read_bytes(), media_type=media_type, headers=NO_STORE)
+            return Response(candidate.read_bytes(), media_type=media_type, headers=HEADERS)
     return JSONResponse(
         {"error": {"code": "NOT_FOUND", "message": f"No file {name!r} in this page."}},
         status_code=404,

@@ -74,6 +74,11 @@ def test_only_page_files_are_served(name: str) -> None:
 
 def test_generic_view_files_are_package_data() -> None:
     folder = resources.files("env_servers.core").joinpath("web")
-    assert {"index.html", "generic.js", "arena.js", "style.css"} <= {
+    assert {"index.html", "generic.js", "arena.js", "style.css", "favicon.svg"} <= {
         entry.name for entry in folder.iterdir()
     }
+
+
+def test_a_view_is_named_package_colon_folder() -> None:
+    with pytest.raises(ValueError, match="package:folder"):
+        replace(load_spec("wordle"), web="env_servers/wordle/web")

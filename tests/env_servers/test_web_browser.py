@@ -56,6 +56,7 @@ def page(browser: Any) -> Iterator[Any]:
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.on("console", lambda message: message.type == "error" and errors.append(message.text))
     yield tab
     context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
@@ -137,6 +138,15 @@ def test_wordle_shows_the_answer_after_a_lost_game(page: Any, wordle_server: Liv
         guess(page, word)
     _expect()(page.locator("#status")).to_contain_text("The word was CRANE")
     _expect()(page.locator("#left")).to_have_text("0 guesses left")
+
+
+def test_the_page_loads_nothing_from_elsewhere(page: Any, wordle_server: LiveServer) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(f"{wordle_server.url}/")
+    _expect()(page.locator("#left")).to_have_text("6 guesses left")
+    hosts = {url.split("/")[2] for url in requested}
+    assert hosts == {wordle_server.url.split("/")[2]}, requested
 
 
 def test_two_tabs_play_two_games(browser: Any, wordle_server: LiveServer) -> None:

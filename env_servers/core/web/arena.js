@@ -84,9 +84,10 @@ export class Session {
         waiter.resolve(frame.data);
       }
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
+      const why = event.reason ? ` (${event.reason})` : "";
       for (const waiter of this.pending.splice(0)) {
-        waiter.reject(new ServerError("CONNECTION", "The connection to the server closed."));
+        waiter.reject(new ServerError("CONNECTION", `The connection to the server closed${why}.`));
       }
     };
     return this.opened;
@@ -100,8 +101,10 @@ export class Session {
     });
   }
 
-  /** A new episode; resolves to `{observation, reward, done}`. */
+  /** A new episode; resolves to `{observation, reward, done}`. After a dropped socket it
+   * starts a new session rather than re-attach to one that may have expired. */
   async reset(data = {}) {
+    if (!this.socket || this.socket.readyState > WebSocket.OPEN) this.sessionId = null;
     const reply = await this._send({ type: "reset", data });
     if (reply.session_id) this.sessionId = reply.session_id;
     return reply;
