@@ -8,7 +8,9 @@ session per browser tab.
 
 Every URL in the page is relative, so it works at a Space's root and under a reverse proxy
 that mounts the server at a prefix; only the redirect from ``/`` needs the prefix, taken from
-``X-Forwarded-Prefix`` or the ASGI ``root_path``.
+``X-Forwarded-Prefix`` or the ASGI ``root_path``. Reset fields may come in the page's link
+(``/web/?seed=7``). Where a server requires a token, the page passes on the one it was given
+(``?token=`` in its link) in the socket's query string: ``authToken()`` in ``arena.js``.
 """
 
 from __future__ import annotations
