@@ -19,7 +19,8 @@ What a game declares:
   evaluation read it);
 - ``episode_key``: what makes two training episodes the same (duplicates are dropped), if
   seeds can repeat episodes; ``seeds_vary``: whether different seeds give different episodes;
-- ``hidden_reset_fields`` come from the reset model's ``SECRET_FIELDS``.
+- ``hidden_reset_fields`` come from the reset model's ``SECRET_FIELDS``;
+- ``web``: the game's own page for playing by hand, if it has one (see ``core.web``).
 """
 
 from __future__ import annotations
@@ -124,6 +125,9 @@ class GameSpec:
     terminal: str | None = None
     """``"module:attribute"`` of the game's terminal view for ``arenagym play``; a generic
     text view when None."""
+    web: str | None = None
+    """``"package:folder"`` of the game's own page (package data: ``index.html`` and what it
+    loads; files it lacks come from the generic view); the generic view when None."""
     extras: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a game wants to publish (e.g. its word lists' sizes)."""
 
@@ -133,6 +137,8 @@ class GameSpec:
             problems.append(f"modes must be a non-empty subset of {MODES}, got {self.modes}")
         if "answer" in self.modes and (self.answer_prompt is None or self.answer_action is None):
             problems.append("answer mode needs answer_prompt and answer_action")
+        if self.web is not None and not all(self.web.partition(":")[::2]):
+            problems.append(f"web must name 'package:folder', got {self.web!r}")
         if self.solved not in self.rewards:
             problems.append(f"solved names reward {self.solved!r}, not one of {list(self.rewards)}")
         if problems:

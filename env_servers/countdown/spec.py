@@ -78,4 +78,5 @@ COUNTDOWN = GameSpec(
     unit="puzzles",
     evaluation="env_servers.countdown.evaluation:VIEW",
     terminal="env_servers.countdown.terminal:COUNTDOWN",
+    web="env_servers.countdown:web",
 )

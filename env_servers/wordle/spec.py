@@ -71,5 +71,6 @@ WORDLE = GameSpec(
     unit="words",
     evaluation="env_servers.wordle.evaluation:VIEW",
     terminal="env_servers.wordle.terminal:WORDLE",
+    web="env_servers.wordle:web",
 )
 """The published Wordle recipe's rewards and weights: 3.0 / 1.0 / 0.5 / 1.5."""
