@@ -1,8 +1,11 @@
 """The typed game client: ``AsyncEnvClient`` and its sync twin ``EnvClient``.
 
-Both share everything but I/O: the sync client runs the async one on a private event-loop
-thread, which also keeps the socket's keep-alive pings answered while the caller is busy
-elsewhere (a trainer generating text for minutes between two steps).
+Both share everything but I/O, as httpx's two clients do: the constructors, how an action
+becomes request fields and a reply a ``StepResult`` live in ``_BaseClient``; request ids,
+retries and reconnect-and-resume live in the sans-I/O ``clients.protocol``. Each client drives
+transports of its own kind: the sync one does blocking I/O on the caller's thread, so a call
+costs a round trip on the wire and no hop to an event-loop thread (TRL calls every tool of
+every rollout one after another, from synchronous code).
 
 A client is typed by its game's models (``env_servers.<game>.models``): results are parsed
 with ``model_validate`` into ``StepResult(observation, reward, done)``.
@@ -13,24 +16,26 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
 import httpx
 
+from clients.async_transports import (
+    AsyncHTTPTransport,
+    AsyncInProcessTransport,
+    AsyncTransport,
+    AsyncWebSocketTransport,
+)
 from clients.errors import ClientError, ConnectError
-from clients.transports import (
+from clients.protocol import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RETRIES,
     DEFAULT_MESSAGE_TIMEOUT,
     ConnectionOptions,
-    HTTPTransport,
-    InProcessTransport,
-    Transport,
-    WebSocketTransport,
 )
+from clients.transports import HTTPTransport, InProcessTransport, Transport, WebSocketTransport
 from env_servers.core.models import Action, Observation, State
 
 ActionT = TypeVar("ActionT", bound=Action)
@@ -79,19 +84,23 @@ def _saved_hf_token() -> str | None:
     return get_token()
 
 
-class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
-    """Async client for one session of one game. Connects on first use."""
+class _BaseClient(Generic[ActionT, ObservationT, StateT]):
+    """What both clients share: constructors, request fields and reply parsing."""
 
     game: ClassVar[str]
     action_type: ClassVar[type[Action]]
     observation_type: ClassVar[type[Observation]]
     state_type: ClassVar[type[State]]
 
-    def __init__(
-        self, transport: Transport, *, on_close: Callable[[], Awaitable[None]] | None = None
-    ) -> None:
+    _websocket_transport: ClassVar[type[Any]]
+    _http_transport: ClassVar[type[Any]]
+    _in_process_transport: ClassVar[type[Any]]
+    """The transport classes a client drives: sync or async ones."""
+
+    def __init__(self, transport: Any, *, on_close: Callable[[], None] | None = None) -> None:
         self.transport = transport
         self._on_close = on_close
+        """Run once after the transport closed (``from_docker_image`` stops its container)."""
 
     # -- constructors ----------------------------------------------------------------------
 
@@ -100,28 +109,29 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
         cls,
         url: str,
         *,
-        transport: TransportName = "websocket",
+        transport: TransportName | str = "websocket",
         headers: dict[str, str] | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> Self:
-        """A client for the server at ``url`` (``http://host:port``)."""
+        """A client for the server at ``url`` (``http://host:port``), over ``transport``
+        ``websocket`` (the default) or ``http``."""
         headers = dict(headers or {})
         extensions = fetch_extensions(url, headers, connect_timeout)
         options = ConnectionOptions(
             extensions, headers, connect_timeout, message_timeout, max_retries
         )
         if transport == "websocket":
-            return cls(WebSocketTransport(url, options))
+            return cls(cls._websocket_transport(url, options))
         if transport == "http":
-            return cls(HTTPTransport(url, options))
+            return cls(cls._http_transport(url, options))
         raise ValueError(f"transport must be 'websocket' or 'http', not {transport!r}")
 
     @classmethod
     def in_process(cls) -> Self:
         """The game itself in this process, behind the server's session layer."""
-        return cls(InProcessTransport(cls.game))
+        return cls(cls._in_process_transport(cls.game))
 
     @classmethod
     def from_space(cls, space_id: str, *, token: str | None = None, **options: Any) -> Self:
@@ -144,31 +154,18 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
         except BaseException:
             container.stop()
             raise
-
-        async def stop() -> None:
-            await asyncio.to_thread(container.stop)
-
-        client._on_close = stop
+        client._on_close = container.stop
         return client
 
-    # -- the game ----------------------------------------------------------------------------
-
-    async def reset(self, **kwargs: Any) -> StepResult[ObservationT]:
-        """Start an episode; ``kwargs`` are the game's reset fields (``seed``, ``split``…)."""
-        return self._result(await self.transport.reset(kwargs))
-
-    async def step(self, action: ActionT | dict[str, Any]) -> StepResult[ObservationT]:
-        """Apply an action (a model of the game or a dict of its fields)."""
-        if isinstance(action, Action):
-            action = action.model_dump(exclude_defaults=True)
-        return self._result(await self.transport.step(action))
-
-    async def state(self) -> StateT:
-        return self.state_type.model_validate(await self.transport.state())  # type: ignore[return-value]
+    # -- shared by both ------------------------------------------------------------------------
 
     @property
     def session_id(self) -> str | None:
         return self.transport.session_id
+
+    @staticmethod
+    def _fields(action: Action | dict[str, Any]) -> dict[str, Any]:
+        return action.model_dump(exclude_defaults=True) if isinstance(action, Action) else action
 
     def _result(self, data: dict[str, Any]) -> StepResult[ObservationT]:
         try:
@@ -178,14 +175,40 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
             raise ClientError(f"Unexpected reply for {self.game}: {error}") from None
         return StepResult(observation, data.get("reward"), bool(data["done"]))  # type: ignore[arg-type]
 
+    def _state(self, data: dict[str, Any]) -> StateT:
+        return self.state_type.model_validate(data)  # type: ignore[return-value]
+
+    def _closed(self) -> Callable[[], None] | None:
+        on_close, self._on_close = self._on_close, None
+        return on_close
+
+
+class AsyncEnvClient(_BaseClient[ActionT, ObservationT, StateT]):
+    """Async client for one session of one game. Connects on first use."""
+
+    transport: AsyncTransport
+    _websocket_transport = AsyncWebSocketTransport
+    _http_transport = AsyncHTTPTransport
+    _in_process_transport = AsyncInProcessTransport
+
+    async def reset(self, **kwargs: Any) -> StepResult[ObservationT]:
+        """Start an episode; ``kwargs`` are the game's reset fields (``seed``, ``split``…)."""
+        return self._result(await self.transport.reset(kwargs))
+
+    async def step(self, action: ActionT | dict[str, Any]) -> StepResult[ObservationT]:
+        """Apply an action (a model of the game or a dict of its fields)."""
+        return self._result(await self.transport.step(self._fields(action)))
+
+    async def state(self) -> StateT:
+        return self._state(await self.transport.state())
+
     async def aclose(self) -> None:
         """End the session and release the connection (and the container, if any)."""
         try:
             await self.transport.close()
         finally:
-            if self._on_close is not None:
-                on_close, self._on_close = self._on_close, None
-                await on_close()
+            if (on_close := self._closed()) is not None:
+                await asyncio.to_thread(on_close)
 
     async def __aenter__(self) -> Self:
         return self
@@ -194,77 +217,45 @@ class AsyncEnvClient(Generic[ActionT, ObservationT, StateT]):
         await self.aclose()
 
 
-T = TypeVar("T")
-CLOSE_TIMEOUT = 30.0
-
-
-class _LoopThread:
-    """One daemon thread running an event loop, shared by every sync client."""
-
-    _shared: ClassVar[_LoopThread | None] = None
-    _guard: ClassVar[threading.Lock] = threading.Lock()
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, name="arenagym-client", daemon=True).start()
-
-    @classmethod
-    def shared(cls) -> _LoopThread:
-        with cls._guard:
-            if cls._shared is None:
-                cls._shared = cls()
-            return cls._shared
-
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-
-class EnvClient(Generic[ActionT, ObservationT, StateT]):
+class EnvClient(_BaseClient[ActionT, ObservationT, StateT]):
     """The sync twin of ``AsyncEnvClient``: same constructors and methods, ``close``
-    instead of ``aclose``."""
+    instead of ``aclose``. A game declares its models once, on the async client: a subclass
+    names it as ``async_type`` and reads them from there."""
 
     async_type: ClassVar[type[AsyncEnvClient[Any, Any, Any]]]
+    transport: Transport
+    _websocket_transport = WebSocketTransport
+    _http_transport = HTTPTransport
+    _in_process_transport = InProcessTransport
 
-    def __init__(self, async_client: AsyncEnvClient[ActionT, ObservationT, StateT]) -> None:
-        self._async = async_client
-        self._loop = _LoopThread.shared()
-
-    @classmethod
-    def from_url(cls, url: str, **options: Any) -> Self:
-        return cls(cls.async_type.from_url(url, **options))
-
-    @classmethod
-    def in_process(cls) -> Self:
-        return cls(cls.async_type.in_process())
-
-    @classmethod
-    def from_space(cls, space_id: str, **options: Any) -> Self:
-        return cls(cls.async_type.from_space(space_id, **options))
-
-    @classmethod
-    def from_docker_image(cls, image: str, **options: Any) -> Self:
-        return cls(cls.async_type.from_docker_image(image, **options))
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        twin = cls.__dict__.get("async_type")
+        if twin is not None:
+            cls.game = twin.game
+            cls.action_type = twin.action_type
+            cls.observation_type = twin.observation_type
+            cls.state_type = twin.state_type
 
     def reset(self, **kwargs: Any) -> StepResult[ObservationT]:
-        return self._loop.run(self._async.reset(**kwargs))
+        """Start an episode; ``kwargs`` are the game's reset fields (``seed``, ``split``…)."""
+        return self._result(self.transport.reset(kwargs))
 
     def step(self, action: ActionT | dict[str, Any]) -> StepResult[ObservationT]:
-        return self._loop.run(self._async.step(action))
+        """Apply an action (a model of the game or a dict of its fields)."""
+        return self._result(self.transport.step(self._fields(action)))
 
     def state(self) -> StateT:
-        return self._loop.run(self._async.state())
-
-    @property
-    def session_id(self) -> str | None:
-        return self._async.session_id
-
-    @property
-    def transport(self) -> Transport:
-        return self._async.transport
+        return self._state(self.transport.state())
 
     def close(self) -> None:
-        # bounded: a finalizer may close a client at interpreter exit, with the server gone
-        self._loop.run(self._async.aclose(), timeout=CLOSE_TIMEOUT)
+        """End the session and release the connection (and the container, if any); bounded
+        by the transport's timeouts, since a finalizer may run it at interpreter exit."""
+        try:
+            self.transport.close()
+        finally:
+            if (on_close := self._closed()) is not None:
+                on_close()
 
     def __enter__(self) -> Self:
         return self

@@ -3,16 +3,19 @@
 Used wherever a command needs a game and was given no URL (``arenagym play``, the trainer,
 evaluation): ``python -m env_servers serve GAME`` on a free loopback port, in its own process
 session (a Ctrl-C in the terminal reaches only the caller), stopped with SIGTERM and then
-SIGKILL after a grace period.
+SIGKILL after a grace period. While one runs, a SIGTERM to the caller (``timeout``, Docker,
+a scheduler) unwinds it like Ctrl-C, so the server is stopped rather than orphaned.
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -78,10 +81,33 @@ def local_server(game: str, args: Sequence[str] = ()) -> Iterator[LocalServer]:
             return " / ".join(tail) or f"exit code {process.returncode}"
 
         try:
-            wait_healthy(url, START_TIMEOUT, exited)
-            yield LocalServer(url, process.pid)
+            with _unwind_on_sigterm():
+                wait_healthy(url, START_TIMEOUT, exited)
+                yield LocalServer(url, process.pid)
         finally:
             stop(process)
+
+
+SIGTERM_EXIT = 128 + signal.SIGTERM
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(SIGTERM_EXIT)
+
+
+@contextlib.contextmanager
+def _unwind_on_sigterm() -> Iterator[None]:
+    """Make SIGTERM raise ``SystemExit`` in the main thread, where nobody else handles it."""
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

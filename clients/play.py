@@ -1,35 +1,37 @@
-"""``arenagym play``: play a game by hand in the terminal, against a server or a local one.
+"""``arenagym play GAME``: play any registered game by hand in the terminal.
 
-The loop here is game-agnostic; each game supplies a :class:`GameUI` (``play_wordle``,
-``play_countdown``) whose renderers are pure functions of an observation, so they are tested
-without a terminal. Without ``--url`` a server is started as a subprocess on a free loopback
-port and stopped on every way out (game over, ``:q``, Ctrl-D, Ctrl-C, SIGTERM, an error).
+The loop here is game-agnostic. A game may ship a :class:`GameUI` in its folder (its
+declaration's ``terminal``), whose renderers are pure functions of an observation, so they are
+tested without a terminal; any other game gets :func:`generic_ui`, the observation's text and
+one typed line per action. Without ``--url`` a server is started as a subprocess on a free
+loopback port and stopped on every way out (game over, ``:q``, Ctrl-D, Ctrl-C, SIGTERM, an
+error). Each game is a subcommand, its options made from its reset model's fields.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+import click
+import httpx
 from rich.console import Console, RenderableType
+from rich.text import Text
 
 from clients.base import EnvClient
+from clients.commands import GameCommands, parse_reset, reset_option
 from clients.errors import ClientError, ConnectError
 from clients.local_server import ServerStartError
 from clients.local_server import local_server as serve_locally
+from env_servers.core.spec import GameSpec, load_attribute
 
 QUIT_WORDS = frozenset({":q", ":quit", ":exit"})
-
-
-class Split(StrEnum):
-    train = "train"
-    eval = "eval"
-    all = "all"
+SPLITS = ("train", "eval", "all")
 
 
 class TransportChoice(StrEnum):
@@ -43,10 +45,8 @@ class Quit(Exception):
 
 @dataclass(frozen=True, slots=True)
 class GameUI:
-    """What the loop needs to know about one game."""
+    """How one game looks and reads in a terminal."""
 
-    game: str
-    client_type: type[EnvClient[Any, Any, Any]]
     render: Callable[[Any, bool], RenderableType]
     """Observation, marks (spell out colour-coded information) → the screen."""
     action: Callable[[str], dict[str, Any]]
@@ -55,6 +55,41 @@ class GameUI:
     """The prompt for one move."""
     hint: str
     """One line under the board on how to play and quit."""
+    flags: dict[str, str] = field(default_factory=dict)
+    """Short command-line names of reset fields: ``{"hard": "hard_mode"}`` → ``--hard``."""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """Reset fields a person playing by hand gets unless they say otherwise."""
+
+
+def generic_ui(spec: GameSpec) -> GameUI:
+    """A view of any game: the observation's prompt (or its fields), and a typed line as the
+    action's one text field, or as a JSON object of its fields."""
+    text_fields = [
+        name
+        for name, info in spec.action_type.model_fields.items()
+        if name != "metadata" and info.annotation in (str, str | None)
+    ]
+
+    def render(observation: Any, marks: bool = False) -> RenderableType:
+        shown = observation.model_dump(exclude={"metadata", "messages"}, exclude_none=True)
+        prompt = shown.pop("prompt", None)
+        lines = [prompt] if isinstance(prompt, str) else []
+        lines += [f"{name}: {json.dumps(value)}" for name, value in shown.items()]
+        return Text("\n".join(lines))
+
+    def action(line: str) -> dict[str, Any]:
+        if line.startswith("{"):
+            return dict(json.loads(line))
+        if not text_fields:
+            raise ValueError("type the action as a JSON object of its fields")
+        return {text_fields[0]: line}
+
+    fields = ", ".join(text_fields) or "JSON"
+    return GameUI(render, action, "Your move: ", f"Type a {fields} (or a JSON action); :q quits.")
+
+
+def game_ui(spec: GameSpec) -> GameUI:
+    return load_attribute(spec.terminal) if spec.terminal else generic_ui(spec)
 
 
 # -- the local server ---------------------------------------------------------------------------
@@ -117,7 +152,12 @@ def play_episodes(
             console.print(f"[dim]{ui.hint}")
             line = ask(console, ui.ask)
             if line:
-                result = client.step(ui.action(line))
+                try:
+                    action = ui.action(line)
+                except ValueError as error:
+                    console.print(f"[red]{error}[/]")
+                    continue
+                result = client.step(action)
         if not ask_again(console):
             return
         episode += 1
@@ -130,7 +170,7 @@ def _show(console: Console, screen: RenderableType) -> None:
 
 
 def run(
-    ui: GameUI,
+    spec: GameSpec,
     *,
     url: str | None,
     transport: TransportChoice,
@@ -139,14 +179,15 @@ def run(
 ) -> None:
     """The command's body: exits 0 when the player quits, 1 on a server or connection
     problem (one line on stderr saying what to do), 130 when interrupted outside a prompt."""
+    ui = game_ui(spec)
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
     base_url = url or "the local server"
     previous = _exit_on_signals()
     try:
         with contextlib.ExitStack() as stack:
-            base_url = url or stack.enter_context(local_server(ui.game, console))
-            client = _connect(ui, base_url, transport)
+            base_url = url or stack.enter_context(local_server(spec.name, console))
+            client = _connect(spec, base_url, transport)
             stack.callback(_close_quietly, client)
             play_episodes(client, ui, console, reset, seed)
     except Quit:
@@ -155,26 +196,50 @@ def run(
         console.print()
         raise SystemExit(130) from None
     except ServerStartError as error:
-        errors.print(f"[red]{error}[/] Try `arenagym serve {ui.game}` to see its output.")
+        errors.print(f"[red]{error}[/] Try `arenagym serve {spec.name}` to see its output.")
         raise SystemExit(1) from None
     except ConnectError:
         advice = (
-            f"is the server running? Start one with `arenagym serve {ui.game}`, or leave out "
+            f"is the server running? Start one with `arenagym serve {spec.name}`, or leave out "
             "--url to play on a local one."
             if url
-            else f"the local server stopped; run `arenagym serve {ui.game}` to see why."
+            else f"the local server stopped; run `arenagym serve {spec.name}` to see why."
         )
         errors.print(f"[red]Cannot reach {base_url}[/]: {advice}")
         raise SystemExit(1) from None
+    except WrongGame as error:
+        errors.print(f"[red]{error}[/]")
+        raise SystemExit(2) from None
     except ClientError as error:
-        errors.print(f"[red]The {ui.game} server failed:[/] {error}")
+        errors.print(f"[red]The {spec.name} server failed:[/] {error}")
         raise SystemExit(1) from None
     finally:
         _restore_signals(previous)
 
 
-def _connect(ui: GameUI, url: str, transport: TransportChoice) -> EnvClient[Any, Any, Any]:
-    return ui.client_type.from_url(url.rstrip("/"), transport=transport.value)
+def _connect(spec: GameSpec, url: str, transport: TransportChoice) -> EnvClient[Any, Any, Any]:
+    _check_game(spec, url.rstrip("/"))
+    return spec.client.from_url(url.rstrip("/"), transport=transport.value)
+
+
+class WrongGame(ClientError):
+    """The server plays another registered game than the one asked for."""
+
+
+def _check_game(spec: GameSpec, url: str) -> None:
+    """Refuse a server of another registered game, by the name in its ``/metadata`` (a server
+    that does not say is given the benefit of the doubt)."""
+    from env_servers.core.registry import game_names
+
+    try:
+        served = httpx.get(f"{url}/metadata", timeout=10, trust_env=False).json().get("name")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return  # unreachable or not ours: the client's own connection says what is wrong
+    if served != spec.name and served in game_names():
+        raise WrongGame(
+            f"{url} serves {served}, not {spec.name}: play it with `arenagym play {served} "
+            f"--url {url}`, or give the URL of a {spec.name} server."
+        )
 
 
 def _close_quietly(client: EnvClient[Any, Any, Any]) -> None:
@@ -202,56 +267,93 @@ def _restore_signals(previous: dict[int, Any]) -> None:
 
 # -- the command --------------------------------------------------------------------------------
 
-play_app = typer.Typer(
-    add_completion=False,
+COMMON_FIELDS = frozenset({"seed", "episode_id", "split"})
+
+
+def _reset_options(spec: GameSpec, ui: GameUI) -> list[click.Option]:
+    """One option per reset field a player may set: typed, ranged and described as the reset
+    model declares it; hidden-information fields are left out."""
+    short = {name: flag for flag, name in ui.flags.items()}
+    options = []
+    for name, info in spec.reset_type.model_fields.items():
+        if name in COMMON_FIELDS or name in spec.hidden_reset_fields:
+            continue
+        flag = "--" + short.get(name, name).replace("_", "-")
+        if info.annotation is bool:
+            options.append(click.Option([flag, name], is_flag=True, help=info.description))
+            continue
+        scalars: dict[Any, Any] = {int: int, float: float, str: str}
+        kind = scalars.get(info.annotation)
+        if kind is None:
+            continue  # lists and other structured fields: --reset FIELD=JSON
+        bounds = {m.__class__.__name__: m for m in info.metadata}
+        if kind in (int, float) and ("Ge" in bounds or "Le" in bounds):
+            low = getattr(bounds.get("Ge"), "ge", None)
+            high = getattr(bounds.get("Le"), "le", None)
+            kind = (click.IntRange if kind is int else click.FloatRange)(low, high)
+        default = ui.defaults.get(name)
+        described = info.description or ""
+        if default is not None:
+            described += f" [default here: {default}]"
+        options.append(click.Option([flag, name], type=kind, default=None, help=described))
+    return options
+
+
+def game_command(spec: GameSpec) -> click.Command:
+    """``arenagym play <game>``, with the game's own reset options."""
+    ui = game_ui(spec)
+    params: list[click.Parameter] = [
+        click.Option(
+            ["--url"],
+            help="A running server, e.g. http://127.0.0.1:8000 (default: start one here).",
+        ),
+        click.Option(
+            ["--seed"],
+            type=click.IntRange(0),
+            help="Fix the first game (later games use seed+1, seed+2, …).",
+        ),
+        click.Option(
+            ["--split"],
+            type=click.Choice(SPLITS),
+            default="train",
+            show_default=True,
+            help="Pool to draw from: train, held-out eval, or all.",
+        ),
+        click.Option(
+            ["--transport"],
+            type=click.Choice([t.value for t in TransportChoice]),
+            default="websocket",
+            show_default=True,
+            help="WebSocket or stateful HTTP sessions.",
+        ),
+        *_reset_options(spec, ui),
+        reset_option(),
+    ]
+
+    def callback(
+        url: str | None,
+        seed: int | None,
+        split: str,
+        transport: str,
+        reset_pairs: Sequence[str],
+        **options: Any,
+    ) -> None:
+        given = {k: v for k, v in options.items() if v not in (None, False)}
+        reset = {"split": split, **ui.defaults, **given}
+        reset |= parse_reset(reset_pairs)
+        run(spec, url=url, transport=TransportChoice(transport), reset=reset, seed=seed)
+
+    return click.Command(
+        spec.name, params=params, callback=callback, help=spec.description, no_args_is_help=False
+    )
+
+
+play_app = GameCommands(
+    "play",
+    game_command,
     no_args_is_help=True,
     help=(
         "Play a game in the terminal. Without --url a local server is started for the game "
         "and stopped on exit. Quit any time with :q, Ctrl-D or Ctrl-C."
     ),
 )
-
-UrlOption = Annotated[
-    str | None,
-    typer.Option(help="A running server, e.g. http://127.0.0.1:8000 (default: start one here)."),
-]
-SeedOption = Annotated[
-    int | None,
-    typer.Option(min=0, help="Fix the first game (later games use seed+1, seed+2, …)."),
-]
-SplitOption = Annotated[
-    Split, typer.Option(help="Pool to draw from: train, held-out eval, or all.")
-]
-TransportOption = Annotated[
-    TransportChoice, typer.Option(help="WebSocket (default) or stateful HTTP sessions.")
-]
-
-
-@play_app.command(help="Find the secret 5-letter word in 6 guesses.")
-def wordle(
-    url: UrlOption = None,
-    seed: SeedOption = None,
-    split: SplitOption = Split.train,
-    hard: Annotated[
-        bool, typer.Option("--hard", help="Hard mode: every revealed hint must be used.")
-    ] = False,
-    transport: TransportOption = TransportChoice.websocket,
-) -> None:
-    from clients.play_wordle import WORDLE
-
-    reset = {"split": split.value, "hard_mode": hard}
-    run(WORDLE, url=url, transport=transport, reset=reset, seed=seed)
-
-
-@play_app.command(help="Make the target from the numbers with + - * / and parentheses.")
-def countdown(
-    url: UrlOption = None,
-    seed: SeedOption = None,
-    split: SplitOption = Split.train,
-    attempts: Annotated[int, typer.Option(min=1, max=10, help="Answers allowed per puzzle.")] = 3,
-    transport: TransportOption = TransportChoice.websocket,
-) -> None:
-    from clients.play_countdown import COUNTDOWN
-
-    reset = {"split": split.value, "attempts": attempts}
-    run(COUNTDOWN, url=url, transport=transport, reset=reset, seed=seed)

@@ -8,6 +8,7 @@ serve`` never imports the trainer, and a missing extra is reported with the inst
 from __future__ import annotations
 
 import importlib
+from enum import StrEnum
 from typing import Annotated, Any
 
 import click
@@ -83,12 +84,29 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(module_name.split(".")[0]) is not None
 
 
-serve_app = typer.Typer(add_completion=False, no_args_is_help=False)
+HELP = {"help_option_names": ["-h", "--help"]}
+
+
+class LogLevelChoice(StrEnum):
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
+    trace = "trace"
+
+
+class WsChoice(StrEnum):
+    inline = "inline"
+    asgi = "asgi"
+
+
+serve_app = typer.Typer(add_completion=False, no_args_is_help=False, context_settings=HELP)
 
 
 @serve_app.command(help="Serve a game over HTTP and WebSocket (OpenEnv-compatible).")
 def serve(
-    game: Annotated[str | None, typer.Argument(help="Game id, e.g. wordle or countdown.")] = None,
+    game: Annotated[str | None, typer.Argument(help="A registered game's id (see --list).")] = None,
     host: Annotated[str, typer.Option(envvar="ARENAGYM_HOST", help="Interface to bind.")] = (
         defaults.DEFAULT_HOST
     ),
@@ -106,11 +124,18 @@ def serve(
         ),
     ] = defaults.DEFAULT_SESSION_TTL,
     log_level: Annotated[
-        str, typer.Option(envvar="ARENAGYM_LOG_LEVEL", help="critical|error|warning|info|debug.")
-    ] = "info",
+        LogLevelChoice,
+        typer.Option(
+            envvar="ARENAGYM_LOG_LEVEL",
+            case_sensitive=False,
+            metavar="LEVEL",
+            help="How much the server logs: critical, error, warning, info, debug or trace.",
+        ),
+    ] = LogLevelChoice.info,
     allow_explicit_secrets: Annotated[
         bool,
         typer.Option(
+            "--allow-explicit-secrets",
             envvar="ARENAGYM_ALLOW_EXPLICIT_SECRETS",
             help="Accept reset fields that fix hidden information (e.g. Wordle's word).",
         ),
@@ -119,6 +144,16 @@ def serve(
         int,
         typer.Option(envvar="ARENAGYM_MAX_MESSAGE_BYTES", help="Largest frame or body answered."),
     ] = defaults.DEFAULT_MAX_MESSAGE_BYTES,
+    ws: Annotated[
+        WsChoice,
+        typer.Option(
+            envvar="ARENAGYM_WS",
+            case_sensitive=False,
+            metavar="MODE",
+            help="How /ws is served: inline (fastest; falls back to asgi, with a warning, on "
+            "a uvicorn it is not tested on) or asgi (the app's endpoint).",
+        ),
+    ] = WsChoice.inline,
     list_games: Annotated[
         bool, typer.Option("--list", help="List the registered games and exit.")
     ] = False,
@@ -138,15 +173,37 @@ def serve(
             port=port,
             max_sessions=max_sessions,
             session_ttl=session_ttl,
-            log_level=log_level.lower(),  # type: ignore[arg-type]
+            log_level=log_level.value,
             allow_explicit_secrets=allow_explicit_secrets,
             max_message_bytes=max_message_bytes,
+            ws=ws.value,
         )
     except (UnknownGame, ValueError) as error:
-        raise click.ClickException(str(error)) from None
+        raise click.UsageError(str(error)) from None
+    if (taken := port_in_use(host, port)) is not None:
+        raise click.UsageError(
+            f"Port {port} on {host} is in use ({taken}): pick another with --port (or "
+            "ARENAGYM_PORT), or stop what listens there."
+        )
     from env_servers.core.server import serve as run_server
 
     run_server(env_type, settings)
+
+
+def port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound right now, or None when it can (port 0 always can)."""
+    import socket
+
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            return error.strerror or str(error)
+    return None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

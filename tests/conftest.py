@@ -26,7 +26,6 @@ def countdown_server() -> Iterator[LiveServer]:
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny offline model, built once per machine (cached) or per run."""
-    pytest.importorskip("trl")
     from trainer.tiny import default_cache_dir, tiny_model_path
 
     cache = os.environ.get("ARENAGYM_CACHE")

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from env_servers.core.config import ServerSettings
+from env_servers.core.config import WEBSOCKET_MODES, ServerSettings, WebSocketMode
 from env_servers.core.registry import load_environment
 from env_servers.core.server import DrainingServer, build_config
 
-WEBSOCKET_IMPLEMENTATIONS = ("inline", "asgi")
+WEBSOCKET_IMPLEMENTATIONS = WEBSOCKET_MODES
 """How ``/ws`` is served: ``inline`` as ``arenagym serve`` does (``ws_protocol``), ``asgi``
 by the app's ``WebSocketEndpoint`` as under any other ASGI server."""
 
@@ -21,13 +21,9 @@ by the app's ``WebSocketEndpoint`` as under any other ASGI server."""
 class LiveServer:
     """A game server running in a thread of the test process, on 127.0.0.1 and a free port."""
 
-    def __init__(self, game: str, settings: ServerSettings, websocket: str = "inline") -> None:
+    def __init__(self, game: str, settings: ServerSettings) -> None:
         self.env_type = load_environment(game)
         self.config = build_config(self.env_type, replace(settings, host="127.0.0.1", port=0))
-        if websocket == "asgi":
-            self.config.ws = "websockets-sansio"  # uvicorn's own, handing frames to the app
-        elif websocket != "inline":
-            raise ValueError(f"websocket must be one of {WEBSOCKET_IMPLEMENTATIONS}")
         self.server = DrainingServer(self.config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -53,7 +49,10 @@ class LiveServer:
 
 
 @contextlib.contextmanager
-def live_server(game: str, websocket: str = "inline", **settings: Any) -> Iterator[LiveServer]:
-    base = ServerSettings(log_level="warning", allow_explicit_secrets=True)
-    with LiveServer(game, replace(base, **settings), websocket) as server:
+def live_server(
+    game: str, websocket: WebSocketMode = "inline", **settings: Any
+) -> Iterator[LiveServer]:
+    """A live ``game`` server; ``settings`` override the tests' defaults."""
+    base = ServerSettings(log_level="warning", allow_explicit_secrets=True, ws=websocket)
+    with LiveServer(game, replace(base, **settings)) as server:
         yield server

@@ -1,28 +1,32 @@
 """The training configuration: one dataclass whose fields carry their help text.
 
 Loaded from YAML (``--config``), then overridden by CLI flags (``--max-steps 5``, ``--model
-tiny``, any field as ``--field-name``) and ``ARENAGYM_*_URL`` variables; validated before any
-model loads, with messages that say what to change.
+tiny``, any field as ``--field-name``) and ``ARENAGYM_<GAME>_URL`` variables; validated before
+any model loads, with messages that say what to change. Games are whatever is registered:
+their declarations supply the default mode, rewards and weights.
+
+One game (``game: <name>``) or several in one run (``games: [<name>, <name>]``): then
+``reset``, ``rewards``, ``mode`` and ``urls`` are keyed by game, and each dataset row names
+its game, so every rollout plays its own.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
-Game = Literal["wordle", "countdown"]
 Backend = Literal["transformers", "vllm-colocate", "vllm-server"]
 Logger = Literal["none", "tensorboard", "trackio", "wandb"]
 
-DEFAULT_REWARDS: dict[str, dict[str, float]] = {
-    "wordle": {"correct": 3.0, "greens": 1.0, "yellows": 0.5, "repetition": 1.5},
-    "countdown": {"correct": 1.0},
-}
+Transport = Literal["websocket", "http", "inprocess"]
+MODES = ("tools", "answer")
 
 
 def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
@@ -34,8 +38,13 @@ def _help(text: str, default: Any = dataclasses.MISSING, **kw: Any) -> Any:
 @dataclass
 class TrainConfig:
     # what to train
-    game: Game = _help(
-        "Game to train on: wordle (multi-turn, guess tool) or countdown.", "countdown"
+    game: str | None = _help(
+        "Game to train on: any registered game (`arenagym serve --list`).", None
+    )
+    games: list[str] = _help(
+        "Several games in one run, e.g. [game-a, game-b]: rows alternate between them, and "
+        "reset / rewards / mode / urls are then keyed by game.",
+        default_factory=list,
     )
     model: str = _help(
         "Hub id or local path of the policy; 'tiny' builds a tiny model offline.", "tiny"
@@ -44,28 +53,38 @@ class TrainConfig:
         "Checkpoints, metrics.jsonl and the final model go here.", "outputs/run"
     )
     seed: int = _help("Seed of the run: the episodes and the trainer's randomness.", 0)
-    episodes: int = _help("Training episodes (dataset rows), each one seed of the game.", 300)
+    episodes: int = _help("Training episodes (dataset rows), each one seed of a game.", 300)
     reset: dict[str, Any] = _help(
         "Game reset fields for every episode, e.g. {n_numbers: 3, max_num: 9} or {hard_mode: true}.",
         default_factory=dict,
     )
+    mode: str | dict[str, str] | None = _help(
+        "tools (multi-turn, through the game's tools) or answer (one text reply the server "
+        "verifies); default: the game's own (the first of its declared modes).",
+        None,
+    )
     prompt: str | None = _help(
-        "Instruction before the game's text (Wordle); a default is used if empty.", None
+        "Instruction before the game's text in tools mode; the game's own if empty.", None
     )
 
     # game servers
-    wordle_url: str | None = _help(
-        "Wordle server URL (else ARENAGYM_WORDLE_URL, else a local server).", None
+    url: str | None = _help(
+        "The game's server URL (else ARENAGYM_<GAME>_URL, else a local server); --<game>-url "
+        "sets one game's in a mixed run.",
+        None,
     )
-    countdown_url: str | None = _help(
-        "Countdown server URL (else ARENAGYM_COUNTDOWN_URL, else a local server).", None
-    )
-    transport: Literal["websocket", "http", "inprocess"] = _help(
-        "How the trainer talks to the game servers (inprocess: the game in this process).",
+    urls: dict[str, str] = _help("Server URL per game (mixed runs).", default_factory=dict)
+    transport: Transport = _help(
+        "How the trainer talks to the game servers; inprocess runs the games in this process.",
         "websocket",
     )
     verify_connections: int = _help(
-        "Server sessions that verify single-turn answers in parallel.", 8
+        "Answer mode, one game: server sessions that judge a batch's replies in parallel.", 8
+    )
+    server_reward: bool = _help(
+        "Train on the game server's own reward (TRL's get_reward) instead of the game's shaped "
+        "rewards; the solve rate is still logged.",
+        False,
     )
 
     # fine-tuning
@@ -97,8 +116,9 @@ class TrainConfig:
     )
     warmup_steps: int = _help("Steps of linear learning-rate warm-up.", 0)
     enable_thinking: bool = _help("Let Qwen3-style templates think before answering.", False)
-    rewards: dict[str, float] = _help(
-        "Reward functions and weights; defaults to the game's published recipe.",
+    rewards: dict[str, Any] = _help(
+        "Reward functions and weights, e.g. {correct: 3.0, greens: 1.0}; default: the game's "
+        "own (its published recipe).",
         default_factory=dict,
     )
 
@@ -131,14 +151,63 @@ class TrainConfig:
 
     def validate(self) -> None:
         """Fail before any model loads, saying what to change."""
-        problems = []
-        for name, kind in (("game", Game), ("backend", Backend), ("logging", Logger)):
+        from env_servers.core.registry import UnknownGame, game_names, load_spec
+
+        problems = _type_problems(self)
+        if problems:  # the checks below compare values, which need the right types
+            raise ValueError("Invalid training config: " + "; ".join(problems) + ".")
+        for name, kind in (("backend", Backend), ("logging", Logger), ("transport", Transport)):
             if getattr(self, name) not in get_args(kind):
                 problems.append(
                     f"{name} must be one of {', '.join(get_args(kind))}, not {getattr(self, name)!r}"
                 )
-        if self.episodes < 1:
-            problems.append("episodes must be at least 1")
+        known = game_names()
+        if not self.game_list:
+            problems.append(f"name a game: game: <one of {', '.join(known)}> (or games: [...])")
+        for game in self.game_list:
+            if game not in known:
+                close = difflib.get_close_matches(game, known, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(f"game must be one of {', '.join(known)}, not {game!r}{hint}")
+        if len(set(self.game_list)) != len(self.game_list):
+            problems.append(f"games are listed twice: {self.games}")
+        if self.mixed:
+            for name in ("reset", "rewards", "urls"):
+                stray = set(getattr(self, name)) - set(self.game_list)
+                if stray:
+                    problems.append(
+                        f"in a mixed run {name} is keyed by game ({', '.join(self.game_list)}), "
+                        f"not {', '.join(sorted(stray))}"
+                    )
+            if self.mode is not None and not isinstance(self.mode, dict):
+                problems.append("in a mixed run mode is keyed by game, e.g. {<game>: tools}")
+        if not problems:
+            for game in self.game_list:
+                try:
+                    spec = load_spec(game)
+                except UnknownGame as error:
+                    problems.append(str(error))
+                    continue
+                mode = self.mode_for(game)
+                if mode not in spec.modes:
+                    problems.append(
+                        f"{game} is played in mode {' or '.join(spec.modes)}, not {mode!r}"
+                    )
+                unknown = set(self.rewards_for(game)) - set(spec.rewards)
+                if unknown:
+                    problems.append(
+                        f"unknown reward(s) for {game}: {', '.join(sorted(unknown))}; "
+                        f"known: {', '.join(spec.rewards)}"
+                    )
+                reset = self.reset_for(game)
+                stray = set(reset) - spec.reset_fields
+                if stray:
+                    problems.append(
+                        f"unknown reset field(s) for {game}: {', '.join(sorted(stray))}; "
+                        f"known: {', '.join(sorted(spec.reset_fields))}"
+                    )
+        if self.episodes < len(self.game_list):
+            problems.append("episodes must be at least 1 per game")
         if self.num_generations < 2:
             problems.append(
                 "num_generations must be at least 2: GRPO compares completions within a group"
@@ -154,6 +223,10 @@ class TrainConfig:
             problems.append("learning_rate must be positive")
         if self.beta < 0:
             problems.append("beta must not be negative")
+        if self.verify_connections < 1:
+            problems.append("verify_connections must be at least 1")
+        if self.max_time_s is not None and self.max_time_s <= 0:
+            problems.append("max_time_s must be positive (or null: no limit)")
         if self.backend.startswith("vllm") and (self.use_cpu or self.model == "tiny"):
             problems.append(
                 f"backend {self.backend} needs a GPU and a real model: use backend: transformers"
@@ -163,34 +236,116 @@ class TrainConfig:
         if not 0 < self.vllm_gpu_memory_utilization <= 1:
             problems.append("vllm_gpu_memory_utilization must be in (0, 1]")
         if self.push_to_hub and not self.hub_model_id:
-            problems.append("push_to_hub needs hub_model_id (e.g. you/wordle-grpo)")
-        unknown = set(self.rewards) - set(DEFAULT_REWARDS.get(self.game, {}))
-        if unknown:
-            problems.append(
-                f"unknown reward(s) for {self.game}: {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(DEFAULT_REWARDS[self.game])}"
-            )
+            problems.append("push_to_hub needs hub_model_id (e.g. you/my-game-grpo)")
         if problems:
             raise ValueError("Invalid training config: " + "; ".join(problems) + ".")
 
-    @property
-    def reward_weights(self) -> dict[str, float]:
-        return self.rewards or dict(DEFAULT_REWARDS[self.game])
+    # -- per game -------------------------------------------------------------------------------
 
-    def server_url(self) -> str | None:
+    @property
+    def game_list(self) -> list[str]:
+        """The games of the run, in row order."""
+        return list(self.games) or ([self.game] if self.game else [])
+
+    @property
+    def mixed(self) -> bool:
+        return len(self.game_list) > 1
+
+    def _for(self, name: str, game: str) -> Any:
+        value = getattr(self, name)
+        return value.get(game, {}) if self.mixed else value
+
+    def reset_for(self, game: str) -> dict[str, Any]:
+        return dict(self._for("reset", game))
+
+    def mode_for(self, game: str) -> str:
+        """The game's mode in this run: the config's, else the game's default."""
+        from env_servers.core.registry import load_spec
+
+        mode = self.mode.get(game) if isinstance(self.mode, dict) else self.mode
+        return mode or load_spec(game).default_mode
+
+    def rewards_for(self, game: str) -> dict[str, float]:
+        return dict(self._for("rewards", game))
+
+    def reward_weights(self, game: str) -> dict[str, float]:
+        """The configured rewards and weights, else the game's own."""
+        from env_servers.core.registry import load_spec
+
+        return self.rewards_for(game) or load_spec(game).default_weights
+
+    def server_url(self, game: str) -> str | None:
         """The game's server: the config, else ``ARENAGYM_<GAME>_URL``, else none (start one)."""
-        url = self.wordle_url if self.game == "wordle" else self.countdown_url
-        return url or os.environ.get(f"ARENAGYM_{self.game.upper()}_URL") or None
+        from env_servers.core.registry import load_spec
+
+        url = self.urls.get(game) or (None if self.mixed else self.url)
+        return url or os.environ.get(load_spec(game).url_variable) or None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+GROUPS = {
+    "game": "What to train",
+    "url": "Game servers",
+    "lora": "Fine-tuning",
+    "num_generations": "GRPO",
+    "backend": "Generation backend",
+    "logging": "Logging and checkpoints",
+}
+"""The first field of each group of ``arenagym train --help``, in field order."""
+_SCALARS: dict[Any, tuple[type, ...]] = {
+    int: (int,),
+    float: (int, float),
+    bool: (bool,),
+    str: (str,),
+    dict: (dict,),
+    list: (list,),
+}
+_KIND_NAMES = {
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    str: "text",
+    dict: "a mapping",
+    list: "a list",
+}
+
+
+def _kinds(hint: Any) -> list[Any]:
+    """The runtime types a field's annotation admits (``int | None`` → int, NoneType)."""
+    origin = get_origin(hint)
+    if origin in (Union, UnionType):
+        return [kind for arg in get_args(hint) for kind in _kinds(arg)]
+    if origin is Literal:
+        return [str]  # the choices themselves are checked by validate()
+    return [origin or hint]
+
+
+def _type_problems(config: TrainConfig) -> list[str]:
+    """A value of the wrong type for its field, said plainly (``learning_rate: fast``)."""
+    hints = get_type_hints(TrainConfig)
+    problems = []
+    for name in FIELDS:
+        value, kinds = getattr(config, name), _kinds(hints[name])
+        if value is None and type(None) in kinds:
+            continue
+        allowed = tuple(t for kind in kinds for t in _SCALARS.get(kind, ()))
+        if isinstance(value, allowed) and (bool in allowed or not isinstance(value, bool)):
+            continue
+        wanted = " or ".join(
+            dict.fromkeys(
+                _KIND_NAMES.get(kind, kind.__name__) for kind in kinds if kind is not type(None)
+            )
+        )
+        problems.append(f"{name} must be {wanted}, not {value!r}")
+    return problems
 
 
 def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
-    """A config from YAML (optional) with ``overrides`` (field → value, ``None`` = unset)."""
+    """A config from YAML (optional) with ``overrides`` (field → value, ``None`` = unset);
+    ``<game>_url`` (``--<game>-url``) sets that game's server."""
     values: dict[str, Any] = {}
     if path is not None:
         text = Path(path).read_text()
@@ -199,6 +354,10 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
             raise ValueError(f"{path} must hold a mapping of config fields.")
         values.update(loaded)
     values.update({k: v for k, v in overrides.items() if v is not None})
+    for name in [name for name in values if name not in FIELDS and _game_url(name)]:
+        values["urls"] = {**values.get("urls", {}), _game_url(name): values.pop(name)}
+    if values.get("urls") and not values.get("games") and values.get("game"):
+        values["url"] = values.get("url") or values["urls"].pop(values["game"], None)
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise ValueError(
@@ -208,9 +367,19 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
     return TrainConfig(**values)
 
 
+def _game_url(name: str) -> str | None:
+    """``<game>_url`` → ``<game>`` when that game is registered."""
+    from env_servers.core.registry import game_names
+
+    game = name.removesuffix("_url")
+    return game if name.endswith("_url") and game in game_names() else None
+
+
 def parse_override(name: str, text: str) -> Any:
     """A ``--field value`` from the command line, typed by YAML (``3``, ``true``, ``[a, b]``)."""
-    if name not in FIELDS:
-        raise ValueError(f"Unknown config field '{name}'. See `arenagym train --help`.")
+    if name not in FIELDS and not _game_url(name):
+        close = difflib.get_close_matches(name, list(FIELDS), n=1)
+        hint = f" Did you mean --{close[0].replace('_', '-')}?" if close else ""
+        raise ValueError(f"Unknown config field '{name}'.{hint} See `arenagym train --help`.")
     value = yaml.safe_load(text)
     return text if value is None and text not in ("null", "~", "") else value

@@ -1,213 +1,190 @@
-"""``arenagym eval``: evaluate a model, or a baseline and a trained model, on held-out episodes
-and write a report (``report.md``, PNG plots, ``results.json``) to ``--output-dir``."""
+"""``arenagym eval GAME``: evaluate a model, or a baseline and a trained model, on held-out
+episodes of any registered game and write a report (``report.md``, PNG plots,
+``results.json``) to ``--output-dir``.
+
+Each registered game is a subcommand, made from its declaration when asked for; the options
+are the same for every game (``--mode`` offers the game's own modes). A known failure is one
+line on stderr (``Error: …``) and exit status 1, never a traceback.
+"""
 
 from __future__ import annotations
 
-import json
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+import click
 
-eval_app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Evaluate models on held-out episodes; every verdict comes from the game server.",
-)
+from clients.commands import HELP, GameCommands, parse_reset, reset_option
+from env_servers.core.spec import GameSpec
+from trainer.views import rate_name
 
 SPLITS = ("train", "eval", "all")
 
-ModelOption = Annotated[
-    list[str],
-    typer.Option(
-        "--model",
-        "-m",
-        metavar="MODEL",
-        help="'tiny', a model or LoRA adapter directory, a training output directory (its "
-        "final model, else its newest checkpoint) or a Hub id. Give it twice to compare: "
-        "the baseline first, then the trained model.",
-        show_default=False,
-    ),
-]
-SplitOption = Annotated[str, typer.Option(help="Episode pool: eval (held out), train or all.")]
-EpisodesOption = Annotated[int, typer.Option(min=1, help="Episodes: seeds SEED .. SEED+N-1.")]
-SeedOption = Annotated[int, typer.Option(help="First episode's seed.")]
-TemperatureOption = Annotated[
-    float, typer.Option(min=0.0, help="0 decodes greedily (reproducible); above 0 samples.")
-]
-BatchOption = Annotated[int, typer.Option(min=1, help="Episodes generated as one batch.")]
-MetricsOption = Annotated[
-    Path | None,
-    typer.Option(
-        help="A training run's metrics.jsonl to plot in the report (default: the one next to "
-        "the trained model, if any).",
-        show_default=False,
-    ),
-]
-ResetOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--reset",
-        metavar="FIELD=VALUE",
-        help="A game reset field for every episode, as in the training config's `reset` (e.g. "
-        "n_numbers=4, hard_mode=true); repeatable.",
-        show_default=False,
-    ),
-]
-DeviceOption = Annotated[
-    str | None, typer.Option(help="Torch device (default: cuda if available, else cpu).")
-]
-
-
-def _url_option(variable: str) -> Any:
-    return typer.Option(
-        envvar=variable,
-        help="Game server URL; without one a local server is started for the run.",
-        show_default=False,
-    )
-
-
-def _output_option() -> Any:
-    return typer.Option("--output-dir", "-o", help="Where the report goes.")
-
-
-def parse_reset(pairs: list[str] | None) -> dict[str, Any]:
-    """``["n_numbers=4", "hard_mode=true"]`` → ``{"n_numbers": 4, "hard_mode": True}``: values
-    are read as JSON when they parse, else kept as text."""
-    fields: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"expected FIELD=VALUE, got {pair!r}", param_hint="--reset")
-        try:
-            fields[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            fields[key.strip()] = value
-    return fields
-
 
 def _run(
-    game: str, models: list[str], output_dir: Path, metrics: Path | None, **options: Any
+    spec: GameSpec,
+    models: Sequence[str],
+    output_dir: Path,
+    metrics: Path | None,
+    **options: Any,
 ) -> None:
     """Evaluate, report and summarise; a known failure becomes one line on stderr, exit 1."""
     from transformers.utils import logging as transformers_logging
 
     from clients.errors import ClientError
-    from trainer.evaluate import evaluate_countdown, evaluate_wordle
+    from trainer.evaluate import evaluate
     from trainer.models import ModelLoadError
     from trainer.report import find_metrics, has_training_curve, print_summary, write_eval_report
 
     if not 1 <= len(models) <= 2:
-        raise typer.BadParameter("give --model once, or twice (baseline, then trained)")
-    if options["split"] not in SPLITS:
-        raise typer.BadParameter(f"choose one of {', '.join(SPLITS)}", param_hint="--split")
+        raise click.BadParameter("give --model once, or twice (baseline, then trained)")
+    if options["samples"] > 1 and options["temperature"] <= 0:
+        raise click.BadParameter(
+            "several samples per episode need --temperature above 0", param_hint="--samples"
+        )
     if metrics is not None and not has_training_curve(metrics):
-        raise typer.BadParameter(
+        raise click.BadParameter(
             f"{metrics} has no line with 'step' and 'reward'", param_hint="--metrics"
         )
     if metrics is None and (found := find_metrics(models)) and has_training_curve(found):
         metrics = found
     transformers_logging.disable_progress_bar()  # our bars are enough
     warnings.filterwarnings("ignore", category=FutureWarning)  # peft on transformers 5: noise
-    evaluate = evaluate_countdown if game == "countdown" else evaluate_wordle
     try:
-        result = evaluate(models, **options)
+        result = evaluate(spec, list(models), **options)
         report = write_eval_report(result, output_dir, metrics=metrics)
     except (ModelLoadError, FileNotFoundError, ClientError, ValueError) as error:
-        typer.echo(f"Error: {error}", err=True)
-        raise typer.Exit(1) from None
+        click.echo(f"Error: {error}", err=True)
+        raise click.exceptions.Exit(1) from None
     print_summary(result)
-    typer.echo(f"Report: {report}")
+    click.echo(f"Report: {report}")
 
 
-@eval_app.command(
-    no_args_is_help=True,
-    help="Solve rate on held-out Countdown puzzles; with two models, the fixed / both solved / "
-    "both failed / regressed buckets and the answers side by side.",
-)
-def countdown(
-    model: ModelOption,
-    output_dir: Annotated[Path, _output_option()] = Path("eval-countdown"),
-    split: SplitOption = "eval",
-    episodes: EpisodesOption = 60,
-    url: Annotated[str | None, _url_option("ARENAGYM_COUNTDOWN_URL")] = None,
-    seed: SeedOption = 0,
-    max_new_tokens: Annotated[int, typer.Option(min=1, help="Longest reply.")] = 320,
-    temperature: TemperatureOption = 0.0,
-    batch_size: BatchOption = 8,
-    reset: ResetOption = None,
-    metrics: MetricsOption = None,
-    device: DeviceOption = None,
-    samples: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="Replies sampled per puzzle (with --temperature > 0): reports pass@1 and "
-            "pass@K in results.json.",
+def game_command(spec: GameSpec) -> click.Command:
+    """``arenagym eval <game>``: every option of :func:`trainer.evaluate.evaluate`."""
+    modes = list(spec.modes)
+    params: list[click.Parameter] = [
+        click.Option(
+            ["--model", "-m", "models"],
+            multiple=True,
+            required=True,
+            metavar="MODEL",
+            help="'tiny', a model or LoRA adapter directory, a training output directory (its "
+            "final model, else its newest checkpoint) or a Hub id. Give it twice to compare: "
+            "the baseline first, then the trained model.",
         ),
-    ] = 1,
-) -> None:
-    _run(
-        "countdown",
-        model,
-        output_dir,
-        metrics,
-        url=url,
-        split=split,
-        episodes=episodes,
-        seed=seed,
-        max_new_tokens=max_new_tokens,
-        temperature=temperature,
-        batch_size=batch_size,
-        reset=parse_reset(reset),
-        device=device,
-        samples=samples,
-    )
-
-
-@eval_app.command(
-    no_args_is_help=True,
-    help="Win rate, mean guesses on wins, guess distribution and invalid moves on held-out "
-    "Wordle words, played through the `guess` tool as in training.",
-)
-def wordle(
-    model: ModelOption,
-    output_dir: Annotated[Path, _output_option()] = Path("eval-wordle"),
-    split: SplitOption = "eval",
-    episodes: EpisodesOption = 60,
-    url: Annotated[str | None, _url_option("ARENAGYM_WORDLE_URL")] = None,
-    seed: SeedOption = 0,
-    max_turns: Annotated[int, typer.Option(min=1, help="Replies per game at most.")] = 12,
-    max_new_tokens: Annotated[int, typer.Option(min=1, help="Longest reply (per turn).")] = 256,
-    instruction: Annotated[
-        str | None,
-        typer.Option(
-            help="The prompt before the game's text (default: the training default; give the "
+        click.Option(
+            ["--output-dir", "-o"],
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path(f"eval-{spec.name}"),
+            show_default=True,
+            help="Where the report goes.",
+        ),
+        click.Option(
+            ["--split"],
+            type=click.Choice(SPLITS),
+            default="eval",
+            show_default=True,
+            help="Episode pool: eval (held out), train or all.",
+        ),
+        click.Option(
+            ["--episodes"],
+            type=click.IntRange(1),
+            default=60,
+            show_default=True,
+            help="Episodes: seeds SEED .. SEED+N-1.",
+        ),
+        click.Option(
+            ["--url"],
+            envvar=spec.url_variable,
+            help=f"Game server URL (env {spec.url_variable}); without one a local server is "
+            "started for the run.",
+        ),
+        click.Option(["--seed"], type=int, default=0, show_default=True, help="First seed."),
+        click.Option(
+            ["--mode"],
+            type=click.Choice(modes),
+            default=spec.default_mode,
+            show_default=True,
+            help="tools: multi-turn through the game's tools; answer: one reply per episode, "
+            "checked by the server.",
+        ),
+        click.Option(
+            ["--max-turns"],
+            type=click.IntRange(1),
+            default=12,
+            show_default=True,
+            help="Replies per episode at most (tools mode).",
+        ),
+        click.Option(
+            ["--max-new-tokens"],
+            type=click.IntRange(1),
+            help="Longest reply (per turn in tools mode) [default: 320 answer, 256 tools].",
+        ),
+        click.Option(
+            ["--instruction"],
+            help="Tools mode: the prompt before the game's text (default: the game's; give the "
             "run's own `prompt` if it set one).",
-            show_default=False,
         ),
-    ] = None,
-    temperature: TemperatureOption = 0.0,
-    batch_size: BatchOption = 8,
-    reset: ResetOption = None,
-    metrics: MetricsOption = None,
-    device: DeviceOption = None,
-) -> None:
-    _run(
-        "wordle",
-        model,
-        output_dir,
-        metrics,
-        url=url,
-        split=split,
-        episodes=episodes,
-        seed=seed,
-        max_turns=max_turns,
-        max_new_tokens=max_new_tokens,
-        **({"instruction": instruction} if instruction else {}),
-        temperature=temperature,
-        batch_size=batch_size,
-        reset=parse_reset(reset),
-        device=device,
+        click.Option(
+            ["--temperature"],
+            type=click.FloatRange(0.0),
+            default=0.0,
+            show_default=True,
+            help="0 decodes greedily (reproducible); above 0 samples (seeded).",
+        ),
+        click.Option(
+            ["--samples"],
+            type=click.IntRange(1),
+            default=1,
+            show_default=True,
+            help="Plays per episode (needs --temperature above 0 when above 1): reports pass@1 "
+            "and pass@K.",
+        ),
+        click.Option(
+            ["--batch-size"],
+            type=click.IntRange(1),
+            default=8,
+            show_default=True,
+            help="Episodes generated as one batch.",
+        ),
+        reset_option(),
+        click.Option(
+            ["--metrics"],
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="A training run's metrics.jsonl to plot in the report (default: the one next "
+            "to the trained model, if any).",
+        ),
+        click.Option(["--device"], help="Torch device (default: cuda if available, else cpu)."),
+    ]
+
+    def callback(
+        models: tuple[str, ...],
+        output_dir: Path,
+        metrics: Path | None,
+        reset_pairs: tuple[str, ...],
+        **options: Any,
+    ) -> None:
+        _run(spec, models, output_dir, metrics, reset=parse_reset(reset_pairs), **options)
+
+    return click.Command(
+        spec.name,
+        params=params,
+        callback=callback,
+        no_args_is_help=True,
+        context_settings=HELP,
+        help=f"{spec.description} Reports the {rate_name(spec.solved_word)} on held-out "
+        f"{spec.unit}; "
+        "with two models, the fixed / both solved / both failed / regressed buckets.",
     )
+
+
+eval_app = GameCommands(
+    "eval",
+    game_command,
+    no_args_is_help=True,
+    help="Evaluate models on held-out episodes of a game; every verdict comes from the game "
+    "server.",
+)

@@ -1,41 +1,40 @@
-"""Evaluation of one model, or a baseline and a trained model, on held-out episodes.
+"""Evaluation of one model, or a baseline and a trained model, on held-out episodes of any game.
 
-The trainer holds no copy of a game's rules: every verdict (a Countdown answer right or wrong,
-a Wordle guess's marks, a refused guess, a won game) comes from the game server, through the
-typed clients and the TRL adapter the model was trained with. Episode ``i`` is seed
-``seed + i`` of ``split``, so every model meets the same puzzles and words, and a rerun meets
-them again.
+The trainer holds no copy of a game's rules: every verdict comes from the game server,
+through the game's agent class (``clients.agent.GameAgent``), the one the model was trained
+with. Episode ``i`` is seed ``seed + i`` of ``split``, so every model meets the same episodes,
+and a rerun meets them again.
 
-Generation is batched (left padding) and greedy by default, so a score is reproducible.
+Generation is batched (left padding) and greedy by default, so a score is reproducible. With
+``samples=K`` (temperature above 0) every episode is played K times: ``pass_at_1`` is the mean
+success over all samples, ``pass_at_k`` the share of episodes solved at least once. The
+solve rate, the game's summary and the base-vs-trained buckets read the first sample of each
+episode, which is the greedy one when K is 1; sampling is seeded, so a rerun draws the same.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from clients.base import EnvClient
-from clients.errors import InvalidRequestError
-from clients.games import CountdownClient
+from clients.agent import GameAgent
 from clients.local_server import local_server
-from clients.trl import WordleToolEnv, make_env_factory
-from env_servers.countdown.models import MAX_MESSAGE_CHARS
-from env_servers.wordle.models import WordleObservation
-from trainer.data import WORDLE_INSTRUCTION  # the training prompt: the eval asks the same
-from trainer.models import chat_prompt, generate, load_model, resolve_model
+from clients.trl import make_env_factory
+from env_servers.core.registry import load_spec
+from env_servers.core.spec import GameSpec, Mode
+from trainer.models import check_device, load_model, resolve_model
+from trainer.rollouts import Ending, ReplyParser, Rollout, play_answers, play_tools
+from trainer.views import EvaluationView, load_view
 
 Split = Literal["train", "eval", "all"]
-URL_VARIABLES = {"countdown": "ARENAGYM_COUNTDOWN_URL", "wordle": "ARENAGYM_WORDLE_URL"}
 BUCKETS = ("fixed", "both_solved", "both_failed", "regressed")
-"""Baseline vs trained, per puzzle: failed → solved, solved twice, failed twice, solved → failed."""
-MAX_GUESSES: int = WordleObservation.model_fields["guesses_left"].default
-"""Wordle's guesses per game (the wire model's default): the histogram's columns, then ``lost``."""
+"""Baseline vs trained, per episode: failed → solved, solved twice, failed twice, solved → failed."""
+DEFAULT_MAX_NEW_TOKENS: dict[Mode, int] = {"answer": 320, "tools": 256}
+"""Longest reply: a whole answer, or one turn of a tools episode."""
 
 
 def model_labels(count: int) -> list[str]:
@@ -46,14 +45,14 @@ def model_labels(count: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def game_url(game: str, url: str | None = None) -> Iterator[str]:
+def game_url(spec: GameSpec, url: str | None = None) -> Iterator[str]:
     """The server to play against: ``url``, else ``ARENAGYM_<GAME>_URL``, else one started
     on this machine for the duration of the block."""
-    url = url or os.environ.get(URL_VARIABLES[game])
+    url = url or os.environ.get(spec.url_variable)
     if url:
         yield url.rstrip("/")
         return
-    with local_server(game) as server:
+    with local_server(spec.name) as server:
         yield server.url
 
 
@@ -81,540 +80,246 @@ def _free_memory() -> None:
 
 
 @dataclass(slots=True)
-class ModelRun:
-    """One evaluated model: ``baseline``/``trained``/…, the name given, and what was loaded."""
+class EpisodeRecord:
+    """One played episode (one sample of it), as the server judged it."""
+
+    seed: int
+    sample: int
+    solved: bool
+    server_reward: float
+    """The sum of the rewards the server gave in the episode."""
+    turns: int
+    tool_calls: int
+    broken_calls: int
+    """Calls that never reached the game: unparseable, unknown tool, bad arguments."""
+    ended: Ending
+    transcript: list[dict[str, Any]] | None = None
+    """Tools mode: the whole conversation."""
+    completion: str | None = None
+    """Answer mode: the reply sent to the server."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """What the game's evaluation view keeps of the episode."""
+
+
+@dataclass(slots=True)
+class ModelResult:
+    """One evaluated model: ``base``/``trained``/``model``, the name given, what was loaded,
+    and its records, ordered by seed, then sample."""
 
     label: str
     model: str
     source: str
     """What was loaded: the local directory or Hub id ``model`` resolved to."""
-
-    def identity(self) -> dict[str, str]:
-        return {"label": self.label, "model": self.model, "source": self.source}
-
-
-# -- Countdown -----------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class PuzzleResult:
-    """One model's answer to one puzzle, as the server judged it."""
-
-    seed: int
-    numbers: list[int]
-    target: int
-    completion: str
-    expression: str | None
-    value: float | None
-    correct: bool
-    reason: str | None
-    samples_correct: int | None = None
-    """With ``samples`` > 1: how many of the puzzle's sampled replies were right."""
-
-
-@dataclass(slots=True)
-class CountdownModelResult(ModelRun):
-    results: list[PuzzleResult] = field(default_factory=list)
     samples: int = 1
+    records: list[EpisodeRecord] = field(default_factory=list)
 
-    def pass_at(self) -> dict[str, Any]:
-        """``pass_at_1`` (mean over all samples) and ``pass_at_k`` (any sample right)."""
-        if self.samples <= 1 or not self.results:
-            return {}
-        counts = [r.samples_correct or 0 for r in self.results]
-        return {
-            "samples": self.samples,
-            "pass_at_1": sum(counts) / (len(counts) * self.samples),
-            "pass_at_k": sum(c > 0 for c in counts) / len(counts),
-        }
+    @property
+    def first(self) -> list[EpisodeRecord]:
+        """Each episode's first sample (the greedy one when there is one sample)."""
+        return [r for r in self.records if r.sample == 0]
 
     @property
     def solved(self) -> int:
-        return sum(result.correct for result in self.results)
+        return sum(r.solved for r in self.first)
 
     @property
     def solve_rate(self) -> float:
-        return self.solved / len(self.results) if self.results else 0.0
+        first = self.first
+        return self.solved / len(first) if first else 0.0
+
+    @property
+    def pass_at_1(self) -> float:
+        """Mean success over every sample of every episode."""
+        return sum(r.solved for r in self.records) / len(self.records) if self.records else 0.0
+
+    @property
+    def pass_at_k(self) -> float:
+        """Share of episodes solved in at least one of their samples."""
+        seeds = {r.seed for r in self.records}
+        solved = {r.seed for r in self.records if r.solved}
+        return len(solved) / len(seeds) if seeds else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        calls = sum(r.tool_calls for r in self.first)
+        broken = sum(r.broken_calls for r in self.first)
+        return {
+            "label": self.label,
+            "model": self.model,
+            "source": self.source,
+            "solved": self.solved,
+            "solve_rate": self.solve_rate,
+            "samples": self.samples,
+            "pass_at_1": self.pass_at_1,
+            "pass_at_k": self.pass_at_k,
+            "tool_calls": calls,
+            "broken_calls": broken,
+            "broken_call_rate": broken / calls if calls else 0.0,
+        }
 
 
 @dataclass(slots=True)
-class CountdownEval:
-    game: ClassVar[str] = "countdown"
+class Evaluation:
+    """Every model's records on the same episodes, and the settings they were played with."""
+
+    spec: GameSpec
+    mode: Mode
     split: str
     seed: int
     episodes: int
-    max_new_tokens: int
-    temperature: float
-    models: list[CountdownModelResult]
-    reset: dict[str, Any] = field(default_factory=dict)
+    samples: int
+    settings: dict[str, Any]
+    models: list[ModelResult] = field(default_factory=list)
+    view: EvaluationView = field(default_factory=EvaluationView)
 
     def buckets(self) -> dict[str, list[int]]:
-        """Seeds per bucket (baseline vs trained); empty for a single model."""
+        """Seeds per bucket (baseline vs trained, first samples); empty for a single model."""
         if len(self.models) != 2:
             return {}
         buckets: dict[str, list[int]] = {name: [] for name in BUCKETS}
         base, trained = self.models
-        for before, after in zip(base.results, trained.results, strict=True):
+        for before, after in zip(base.first, trained.first, strict=True):
             name = {
                 (False, True): "fixed",
                 (True, True): "both_solved",
                 (False, False): "both_failed",
                 (True, False): "regressed",
-            }[before.correct, after.correct]
+            }[before.solved, after.solved]
             buckets[name].append(before.seed)
         return buckets
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything, per puzzle, for ``results.json``."""
+        """Everything, per episode, for ``results.json``."""
         buckets = self.buckets()
+        models = []
+        for m in self.models:
+            first = [asdict(r) for r in m.first]
+            entry = m.summary() | self.view.summary(first)
+            models.append(entry | {"episodes": [asdict(r) for r in m.records]})
         return {
-            "game": self.game,
+            "game": self.spec.name,
+            "mode": self.mode,
             "split": self.split,
             "seed": self.seed,
             "episodes": self.episodes,
-            "settings": {
-                "max_new_tokens": self.max_new_tokens,
-                "temperature": self.temperature,
-                "reset": self.reset,
-            },
-            "models": [
-                {
-                    **m.identity(),
-                    "solved": m.solved,
-                    "solve_rate": m.solve_rate,
-                    **m.pass_at(),
-                    "results": [asdict(r) for r in m.results],
-                }
-                for m in self.models
-            ],
+            "samples": self.samples,
+            "settings": self.settings,
+            "models": models,
             "bucket_counts": {name: len(seeds) for name, seeds in buckets.items()},
             "buckets": buckets,
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Puzzle:
-    seed: int
-    numbers: list[int]
-    target: int
-    prompt: str
-
-
-def evaluate_countdown(
+def evaluate(
+    game: str | GameSpec,
     models: Sequence[str],
     *,
     url: str | None = None,
     split: Split = "eval",
     episodes: int = 60,
     seed: int = 0,
-    max_new_tokens: int = 320,
-    temperature: float = 0.0,
-    batch_size: int = 8,
-    reset: Mapping[str, Any] | None = None,
-    device: str | None = None,
-    progress: bool = True,
-    samples: int = 1,
-) -> CountdownEval:
-    """Solve rate of each model on puzzles ``seed .. seed + episodes - 1`` of ``split``; with
-    two models (baseline first) the result also sorts every puzzle into ``BUCKETS``.
-
-    The prompt is the server's own, as the one user message of the chat template; each reply is
-    sent whole to the server (``{"message": …}``), which extracts and checks the answer.
-    ``reset``: the game's other reset fields (``n_numbers``, ``max_num``…), as in training.
-    ``samples`` > 1 (with ``temperature`` > 0) samples that many replies per puzzle: the first
-    is the puzzle's result, and all of them give ``pass_at_1`` and ``pass_at_k``.
-    Raises ``ModelLoadError`` / ``FileNotFoundError`` for a model and ``ClientError`` for the
-    server, both before any generation when they can be known then.
-    """
-    if samples > 1 and temperature <= 0:
-        raise ValueError("samples > 1 needs a temperature above 0")
-    labels = model_labels(len(models))
-    sources = [resolve_model(name) for name in models]
-    options = {**(reset or {}), "split": split}
-    with game_url("countdown", url) as server, CountdownClient.from_url(server) as client:
-        puzzles = []
-        for i in range(episodes):
-            observation = client.reset(seed=seed + i, **options).observation
-            puzzles.append(
-                _Puzzle(seed + i, observation.numbers, observation.target, observation.prompt)
-            )
-        outcome = CountdownEval(
-            split, seed, episodes, max_new_tokens, temperature, [], dict(reset or {})
-        )
-        with _progress(progress) as bars:
-            for label, name, source in zip(labels, models, sources, strict=True):
-                task = bars.add_task(f"countdown {label}: {name}", total=episodes)
-                model, tokenizer = load_model(source, device=device)
-                _seed_sampling(seed)  # each model draws the same random stream
-                result = CountdownModelResult(label, name, source, samples=samples)
-                for start in range(0, episodes, batch_size):
-                    batch = puzzles[start : start + batch_size]
-                    prompts = [
-                        chat_prompt(tokenizer, [{"role": "user", "content": p.prompt}])
-                        for p in batch
-                    ]
-                    replies = generate(
-                        model,
-                        tokenizer,
-                        [p for p in prompts for _ in range(samples)],
-                        max_new_tokens=max_new_tokens,
-                        temperature=temperature,
-                    )
-                    for i, puzzle in enumerate(batch):
-                        texts = [
-                            tokenizer.decode(ids, skip_special_tokens=True)
-                            for ids in replies[i * samples : (i + 1) * samples]
-                        ]
-                        judged = [_judge(client, options, puzzle, text) for text in texts]
-                        if samples > 1:
-                            judged[0].samples_correct = sum(j.correct for j in judged)
-                        result.results.append(judged[0])
-                        bars.advance(task)
-                outcome.models.append(result)
-                del model, tokenizer
-                _free_memory()
-    return outcome
-
-
-def _judge(
-    client: CountdownClient, options: dict[str, Any], puzzle: _Puzzle, text: str
-) -> PuzzleResult:
-    """The server's verdict on one reply, in a fresh episode of the same puzzle."""
-    start = client.reset(seed=puzzle.seed, **options).observation
-    if (start.numbers, start.target) != (puzzle.numbers, puzzle.target):
-        raise RuntimeError(
-            f"The server gave seed {puzzle.seed} a different puzzle on replay "
-            f"({start.numbers} → {start.target}, first {puzzle.numbers} → {puzzle.target})."
-        )
-    # the answer is the last tag or expression, so an overlong reply keeps its end
-    observation = client.step({"message": text[-MAX_MESSAGE_CHARS:]}).observation
-    return PuzzleResult(
-        puzzle.seed,
-        puzzle.numbers,
-        puzzle.target,
-        text,
-        observation.expression,
-        observation.value,
-        observation.correct,
-        observation.reason,
-    )
-
-
-# -- Wordle --------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class WordleEpisode:
-    """One game; ``guesses`` (accepted, with marks), ``invalid``, ``won`` and ``answer`` are the
-    server's, the call counts are what the model sent."""
-
-    seed: int
-    answer: str | None
-    """The secret, once the game is over (a game the model abandoned keeps it hidden)."""
-    won: bool
-    guesses: list[dict[str, str]]
-    invalid: int
-    """Guesses the server refused (not a word, wrong length, repeated…): they cost no guess."""
-    tool_calls: int
-    broken_calls: int
-    """Calls that never reached the game: unparseable, unknown tool, bad arguments."""
-    turns: int
-    ended: Literal["won", "lost", "no_tool_call", "broken_call", "max_turns"]
-    transcript: list[dict[str, Any]]
-
-    @property
-    def judged(self) -> int:
-        """Guesses the server ruled on: accepted plus refused."""
-        return len(self.guesses) + self.invalid
-
-
-@dataclass(slots=True)
-class WordleModelResult(ModelRun):
-    episodes: list[WordleEpisode] = field(default_factory=list)
-
-    @property
-    def wins(self) -> int:
-        return sum(e.won for e in self.episodes)
-
-    @property
-    def win_rate(self) -> float:
-        return self.wins / len(self.episodes) if self.episodes else 0.0
-
-    @property
-    def mean_guesses_on_wins(self) -> float | None:
-        won = [len(e.guesses) for e in self.episodes if e.won]
-        return sum(won) / len(won) if won else None
-
-    @property
-    def distribution(self) -> dict[str, int]:
-        """Games won in 1..6 guesses, and ``lost`` (every game not won, however it ended)."""
-        counts = {str(n): 0 for n in range(1, MAX_GUESSES + 1)} | {"lost": 0}
-        for e in self.episodes:
-            counts[str(len(e.guesses)) if e.won else "lost"] += 1
-        return counts
-
-    @property
-    def invalid_rate(self) -> float:
-        """Refused guesses over guesses the server ruled on."""
-        judged = sum(e.judged for e in self.episodes)
-        return sum(e.invalid for e in self.episodes) / judged if judged else 0.0
-
-    @property
-    def broken_call_rate(self) -> float:
-        calls = sum(e.tool_calls for e in self.episodes)
-        return sum(e.broken_calls for e in self.episodes) / calls if calls else 0.0
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            **self.identity(),
-            "wins": self.wins,
-            "win_rate": self.win_rate,
-            "mean_guesses_on_wins": self.mean_guesses_on_wins,
-            "distribution": self.distribution,
-            "invalid_rate": self.invalid_rate,
-            "invalid": sum(e.invalid for e in self.episodes),
-            "judged_guesses": sum(e.judged for e in self.episodes),
-            "tool_calls": sum(e.tool_calls for e in self.episodes),
-            "broken_calls": sum(e.broken_calls for e in self.episodes),
-            "broken_call_rate": self.broken_call_rate,
-        }
-
-
-@dataclass(slots=True)
-class WordleEval:
-    game: ClassVar[str] = "wordle"
-    split: str
-    seed: int
-    episodes: int
-    max_turns: int
-    max_new_tokens: int
-    temperature: float
-    models: list[WordleModelResult]
-    instruction: str = ""
-    reset: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        settings = {
-            "max_turns": self.max_turns,
-            "max_new_tokens": self.max_new_tokens,
-            "temperature": self.temperature,
-            "instruction": self.instruction,
-            "reset": self.reset,
-        }
-        return {
-            "game": self.game,
-            "split": self.split,
-            "seed": self.seed,
-            "episodes": self.episodes,
-            "settings": settings,
-            "models": [
-                {**m.summary(), "episodes": [asdict(e) for e in m.episodes]} for m in self.models
-            ],
-        }
-
-
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
-
-
-def parse_tool_calls(text: str) -> list[dict[str, Any]] | None:
-    """The ``<tool_call>{"name": …, "arguments": {…}}</tool_call>`` blocks of a reply, in the
-    chat template's form; ``None`` when there are none. Raises ``ValueError`` for a block that
-    is not such an object (TRL then ends the episode, and so do we)."""
-    blocks = _TOOL_CALL.findall(text)
-    if not blocks:
-        return None
-    calls = []
-    for block in blocks:
-        try:
-            call = json.loads(block.strip())
-            arguments = call.get("arguments", {})
-            if isinstance(arguments, str):
-                arguments = json.loads(arguments)
-        except (json.JSONDecodeError, AttributeError) as error:
-            raise ValueError(f"malformed tool call: {block.strip()[:80]!r}") from error
-        if not isinstance(call.get("name"), str) or not isinstance(arguments, dict):
-            raise ValueError(f"malformed tool call: {block.strip()[:80]!r}")
-        calls.append(
-            {"type": "function", "function": {"name": call["name"], "arguments": arguments}}
-        )
-    return calls
-
-
-class _ReplyParser:
-    """Tool calls read as in training: with TRL's ``parse_response`` (transformers' response
-    parsing) where TRL knows the chat template, else with :func:`parse_tool_calls`."""
-
-    def __init__(self, tokenizer: Any) -> None:
-        from trl.chat_template_utils import add_response_schema
-
-        self.tokenizer = tokenizer
-        try:
-            add_response_schema(tokenizer)
-            self.native = True
-        except ValueError:  # a template TRL does not know
-            self.native = False
-
-    def __call__(
-        self, ids: list[int], prompt: str, tools: list[Any]
-    ) -> tuple[str, list[dict[str, Any]] | None]:
-        """``(content, tool_calls)``, ``tool_calls`` None for a reply without one; raises
-        ``ValueError`` for a ``<tool_call>`` that does not parse."""
-        raw = self.tokenizer.decode(ids, skip_special_tokens=False)
-        if not self.native:
-            calls = parse_tool_calls(raw)
-            return (_TOOL_CALL.sub("", raw) if calls else raw).strip(), calls
-        from trl.chat_template_utils import parse_response
-
-        prefix = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
-        parsed = parse_response(self.tokenizer, ids, prefix=prefix, tools=tools)
-        if parsed.get("tool_calls"):
-            return parsed["content"], parsed["tool_calls"]
-        if "<tool_call>" in raw:  # TRL fell back to plain text: training would stop here
-            raise ValueError(f"malformed tool call: {raw[:80]!r}")
-        return parsed["content"], None
-
-
-@dataclass(slots=True)
-class _Game:
-    env: WordleToolEnv
-    seed: int
-    messages: list[dict[str, Any]]
-    tool_calls: int = 0
-    broken_calls: int = 0
-    turns: int = 0
-    ended: str | None = None
-
-
-def _server_state(env: WordleToolEnv) -> Any:
-    """The adapter's session's state on the server: the source of every Wordle verdict."""
-    client: EnvClient[Any, Any, Any] | None = env._client
-    assert client is not None, "reset opens the session"
-    return client.state()
-
-
-def evaluate_wordle(
-    models: Sequence[str],
-    *,
-    url: str | None = None,
-    split: Split = "eval",
-    episodes: int = 60,
-    seed: int = 0,
+    mode: Mode | None = None,
+    max_new_tokens: int | None = None,
     max_turns: int = 12,
-    max_new_tokens: int = 256,
     temperature: float = 0.0,
+    samples: int = 1,
     batch_size: int = 8,
-    instruction: str = WORDLE_INSTRUCTION,
+    instruction: str | None = None,
     reset: Mapping[str, Any] | None = None,
     device: str | None = None,
     progress: bool = True,
-) -> WordleEval:
-    """Each model plays words ``seed .. seed + episodes - 1`` of ``split`` through the
-    ``guess`` tool of ``WordleToolEnv``, as in training: the prompt is ``instruction`` (the
-    training default) followed by the adapter's reset text, tool calls are parsed from the reply,
-    run, and answered with a ``tool`` message. A turn is one reply; the game stops when the
-    server says it is over, the reply has no tool call or a malformed one (TRL's rule), or
-    after ``max_turns``. Games are played ``batch_size`` at a time, one batched generation per
-    turn. ``reset``: the game's other reset fields (``hard_mode``), as in training."""
+) -> Evaluation:
+    """Each model plays episodes ``seed .. seed + episodes - 1`` of ``split``, ``samples``
+    times each, in ``mode`` (default: the game's first), as in training.
+
+    Answer mode: the prompt is the game's own for the episode, the one user message; the whole
+    reply is the answer the server checks. Tools mode: the prompt is ``instruction`` (default:
+    the game's) followed by the agent's opening text, and the episode runs as
+    :mod:`trainer.rollouts` describes, at most ``max_turns`` replies. ``max_new_tokens``
+    bounds one reply (default per mode: ``DEFAULT_MAX_NEW_TOKENS``). ``reset``: the game's
+    other reset fields, as in training. Raises ``ValueError`` for bad settings,
+    ``ModelLoadError`` / ``FileNotFoundError`` for a model and ``ClientError`` for the
+    server, each before any generation when it can be known then.
+    """
+    spec = load_spec(game) if isinstance(game, str) else game
+    mode = mode or spec.default_mode
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, not {samples}.")
+    if samples > 1 and temperature <= 0:
+        raise ValueError("Several samples per episode need sampling: set a temperature above 0.")
     labels = model_labels(len(models))
+    make_env_factory(spec, mode=mode, **(reset or {}))  # bad mode or reset fields: fail now
+    if device is not None:
+        check_device(device)
     sources = [resolve_model(name) for name in models]
-    outcome = WordleEval(
-        split,
-        seed,
-        episodes,
-        max_turns,
-        max_new_tokens,
-        temperature,
-        [],
-        instruction,
-        dict(reset or {}),
-    )
-    make_env_factory("wordle", **(reset or {}))  # unknown reset fields fail before any server
-    with game_url("wordle", url) as server, _progress(progress) as bars:
-        factory = make_env_factory("wordle", url=server, **(reset or {}))
-        pool = [factory() for _ in range(min(batch_size, episodes))]
-        pool[0].reset(seed=seed, split=split)  # reach the server before loading any model
+    view = load_view(spec)
+    max_new_tokens = max_new_tokens or DEFAULT_MAX_NEW_TOKENS[mode]
+    settings: dict[str, Any] = {
+        "max_new_tokens": max_new_tokens,
+        "temperature": temperature,
+        "reset": dict(reset or {}),
+    }
+    instruction = instruction or spec.instruction
+    if mode == "tools":
+        settings |= {"max_turns": max_turns, "instruction": instruction}
+    outcome = Evaluation(spec, mode, split, seed, episodes, samples, settings, view=view)
+    decoding: dict[str, Any] = {"max_new_tokens": max_new_tokens, "temperature": temperature}
+    plays = [(seed + i, k) for i in range(episodes) for k in range(samples)]
+    with game_url(spec, url) as server, _progress(progress) as bars:
+        factory = make_env_factory(spec, url=server, mode=mode, **(reset or {}))
+        pool = [factory() for _ in range(min(batch_size, len(plays)))]
+        pool[0]._reset({"seed": seed, "split": split})  # reach the server before any model
         for label, name, source in zip(labels, models, sources, strict=True):
-            task = bars.add_task(f"wordle {label}: {name}", total=episodes)
+            task = bars.add_task(f"{spec.name} {label}: {name}", total=len(plays))
             model, tokenizer = load_model(source, device=device)
             _seed_sampling(seed)  # each model draws the same random stream
-            parser = _ReplyParser(tokenizer)
-            result = WordleModelResult(label, name, source)
-            for start in range(0, episodes, batch_size):
-                seeds = range(seed + start, seed + min(start + batch_size, episodes))
-                games = []
-                for env, game_seed in zip(pool, seeds, strict=False):
-                    text = instruction + env.reset(seed=game_seed, split=split)
-                    games.append(_Game(env, game_seed, [{"role": "user", "content": text}]))  # type: ignore[arg-type]
-                for _ in range(max_turns):
-                    playing = [g for g in games if g.ended is None]
-                    if not playing:
-                        break
-                    tools = [playing[0].env.guess]
-                    prompts = [chat_prompt(tokenizer, g.messages, tools) for g in playing]
-                    replies = generate(
-                        model,
-                        tokenizer,
-                        prompts,
-                        max_new_tokens=max_new_tokens,
-                        temperature=temperature,
-                    )
-                    for game, prompt, ids in zip(playing, prompts, replies, strict=True):
-                        _play_turn(game, parser, ids, prompt, tools)
-                for game in games:
-                    result.episodes.append(_finish(game))
+            parser = ReplyParser(tokenizer) if mode == "tools" else None
+            result = ModelResult(label, name, source, samples)
+            for start in range(0, len(plays), batch_size):
+                rollouts = []
+                for agent, (episode_seed, sample) in zip(
+                    pool, plays[start : start + batch_size], strict=False
+                ):
+                    text = _start(agent, {"seed": episode_seed, "split": split}, instruction)
+                    message = {"role": "user", "content": text}
+                    rollouts.append(Rollout(agent, episode_seed, sample, [message]))
+                if parser is not None:
+                    play_tools(model, tokenizer, parser, rollouts, max_turns=max_turns, **decoding)
+                else:
+                    play_answers(model, tokenizer, rollouts, **decoding)
+                for rollout in rollouts:
+                    result.records.append(record(rollout, view))
                     bars.advance(task)
             outcome.models.append(result)
             del model, tokenizer, parser
             _free_memory()
-        pool.clear()  # the adapters' finalizers close their sessions
+        pool.clear()  # the agents' finalizers close their sessions
     return outcome
 
 
-def _play_turn(game: _Game, reply: Any, ids: list[int], prompt: str, tools: list[Any]) -> None:
-    """Run the reply's tool calls; a call that fails is answered with TRL's error text."""
-    game.turns += 1
-    try:
-        content, calls = reply(ids, prompt, tools) if ids else ("", None)
-    except ValueError:  # a malformed <tool_call>: TRL takes the reply as plain text and stops
-        game.tool_calls += 1
-        game.broken_calls += 1
-        game.messages.append({"role": "assistant", "content": reply.tokenizer.decode(ids)})
-        game.ended = "broken_call"
-        return
-    if calls is None:
-        game.messages.append({"role": "assistant", "content": content})
-        game.ended = "no_tool_call"
-        return
-    game.messages.append({"role": "assistant", "content": content, "tool_calls": calls})
-    for call in calls:
-        game.tool_calls += 1
-        function = call["function"]
-        try:
-            if function["name"] != "guess":
-                raise ValueError(f"Tool {function['name']} not found.")
-            output: str = game.env.guess(**function["arguments"])
-        except (TypeError, ValueError, AttributeError, InvalidRequestError) as error:
-            game.broken_calls += 1
-            output = str({"error": str(error)})  # as TRL words a failed tool call
-        game.messages.append({"role": "tool", "name": function["name"], "content": output})
-    if _server_state(game.env).done:
-        game.ended = "game_over"
+def _start(agent: GameAgent, row: dict[str, Any], instruction: str) -> str:
+    """Start the row's episode; returns the first user message, as training words it: the
+    instruction and the agent's opening text (tools), or the game's prompt (answer)."""
+    if agent._mode == "tools":
+        return instruction + (agent.reset(**row) or "")
+    spec = agent._game_spec
+    assert spec.answer_prompt is not None  # the spec checks it for answer mode
+    return spec.answer_prompt(agent._reset(row).observation)
 
 
-def _finish(game: _Game) -> WordleEpisode:
-    state = _server_state(game.env)
-    ended = game.ended or "max_turns"
-    if ended == "game_over":
-        ended = "won" if state.won else "lost"
-    return WordleEpisode(
-        seed=game.seed,
-        answer=state.answer,
-        won=state.won,
-        guesses=[g.model_dump() for g in state.guesses],
-        invalid=state.invalid_count,
-        tool_calls=game.tool_calls,
-        broken_calls=game.broken_calls,
-        turns=game.turns,
-        ended=ended,  # type: ignore[arg-type]
-        transcript=game.messages,
+def record(rollout: Rollout, view: EvaluationView) -> EpisodeRecord:
+    """A finished rollout as a record: the server's verdicts and the view's details."""
+    agent = rollout.agent
+    answer = agent._mode == "answer"
+    return EpisodeRecord(
+        seed=rollout.seed,
+        sample=rollout.sample,
+        solved=rollout.solved,
+        server_reward=agent.server_reward,
+        turns=rollout.turns,
+        tool_calls=rollout.tool_calls,
+        broken_calls=rollout.broken_calls,
+        ended=rollout.ended,
+        transcript=None if answer else rollout.messages,
+        completion=rollout.completion if answer else None,
+        details=view.details(agent, agent._state()),
     )

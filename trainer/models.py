@@ -18,6 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from trainer.checkpoints import latest_checkpoint
 from trainer.tiny import TINY_MODEL, tiny_model_path
 
@@ -39,15 +41,61 @@ def resolve_model(name_or_path: str) -> str:
     path = Path(name_or_path).expanduser()
     if path.exists():
         return str(latest_checkpoint(path))
-    if _looks_like_path(name_or_path):
-        raise FileNotFoundError(f"No such model directory: {name_or_path}.")
+    if _looks_like_path(name_or_path) or (path.parent.is_dir() and path.parent != Path(".")):
+        # `outputs/run` with an `outputs/` here means a folder, not the Hub repo outputs/run
+        raise FileNotFoundError(
+            f"No such model directory: {name_or_path} ({path.parent}/ exists, {path.name} not)."
+            if path.parent.is_dir() and path.parent != Path(".")
+            else f"No such model directory: {name_or_path}."
+        )
+    _check_hub(name_or_path)
     return name_or_path
+
+
+def _check_hub(repo_id: str) -> None:
+    """Fail at once, not after a minute of retries, when a Hub model is neither in the local
+    cache nor reachable."""
+    import os
+
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(repo_id, "config.json"), str):
+        return
+    where = f"{repo_id} is no local directory and not in the Hugging Face cache"
+    if constants.HF_HUB_OFFLINE:
+        raise ModelLoadError(f"{where}, and HF_HUB_OFFLINE is set: pass a local model directory")
+    endpoint = os.environ.get("HF_ENDPOINT", constants.ENDPOINT)
+    try:
+        httpx.head(endpoint, timeout=10, follow_redirects=True)
+    except httpx.HTTPError as error:
+        raise ModelLoadError(
+            f"{where}, and {endpoint} cannot be reached ({type(error).__name__}): pass a local "
+            "model directory, or download the model where the Hub is reachable"
+        ) from None
 
 
 def default_device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str) -> None:
+    """Refuse a device this machine does not have, saying which it has."""
+    import torch
+
+    kind = device.split(":")[0]
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(
+            f"device {device}: this machine has no CUDA GPU (or torch was built without CUDA); "
+            "use --device cpu"
+        )
+    if kind == "cuda" and ":" in device and int(device.split(":")[1]) >= torch.cuda.device_count():
+        raise ModelLoadError(
+            f"device {device}: only {torch.cuda.device_count()} CUDA device(s) here"
+        )
+    if kind not in ("cpu", "cuda", "mps", "xpu"):
+        raise ModelLoadError(f"device {device}: expected cpu, cuda or cuda:N")
 
 
 def load_model(
@@ -59,6 +107,7 @@ def load_model(
     import torch
 
     device = device or default_device()
+    check_device(device)
     if dtype is None:
         dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
     source = resolve_model(name_or_path)
@@ -72,7 +121,13 @@ def load_model(
     except Exception as error:  # transformers, peft and the Hub raise many kinds; one line out
         detail = " ".join(str(error).split()) or type(error).__name__
         local = (Path(source) / "config.json").is_file()  # an adapter's base may be a Hub id
-        hint = "" if local else " (no network? set HF_HUB_OFFLINE=0 / pass a local path)"
+        hint = (
+            ""
+            if local
+            else f" ({name_or_path} is no local directory, so it was tried as a Hugging Face Hub "
+            "id: pass a local model directory, or check the id and the network; "
+            "HF_HUB_OFFLINE=1 uses only the local cache, without retries)"
+        )
         raise ModelLoadError(f"could not load {name_or_path}: {detail[:300]}{hint}") from None
     model.to(device)
     model.eval()

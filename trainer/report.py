@@ -1,299 +1,166 @@
-"""Reports of an evaluation: ``results.json``, ``report.md`` with PNG plots, and a terminal
-summary; and the training curves from a run's ``metrics.jsonl``.
+"""Reports of an evaluation, for any game: ``results.json``, ``report.md`` with PNG plots, and
+a terminal summary.
 
 The Markdown and the plots are drawn from the very dict written to ``results.json``, so the
-report cannot disagree with the per-puzzle results. Figures are drawn with matplotlib's
-object API on an Agg canvas: no display needed, and no global backend switched under a caller.
+report cannot disagree with the per-episode results. The generic report has the rates table
+(with pass@1 and pass@K when episodes were sampled several times), the base-vs-trained
+buckets, how episodes ended (tools mode), the training curve, every episode side by side and
+sample transcripts; the game's evaluation view (``trainer.views``) adds columns and sections
+and words things the game's way.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from trainer.evaluate import BUCKETS, CountdownEval, WordleEval
+from env_servers.core.spec import GameSpec
+from trainer.evaluate import BUCKETS, Evaluation
+from trainer.plots import (
+    BUCKET_TITLES,
+    has_training_curve,
+    plot_buckets,
+    plot_rates,
+    plot_training,
+    read_metrics,
+)
+from trainer.rollouts import ENDINGS
+from trainer.tiny import TINY_MODEL
+from trainer.views import EvaluationView, Record, cell, percent, rate_name
 
-BUCKET_TITLES = {
-    "fixed": "Fixed (base failed, trained solved)",
-    "both_solved": "Both solved",
-    "both_failed": "Both failed",
-    "regressed": "Regressed (base solved, trained failed)",
-}
-BUCKET_COLORS = {
-    "fixed": "#2e7d32",
-    "both_solved": "#81c784",
-    "both_failed": "#bdbdbd",
-    "regressed": "#c62828",
-}
-MODEL_COLORS = ("#607d8b", "#1565c0")
-ENDINGS = ("won", "lost", "no_tool_call", "broken_call", "max_turns")
-RATE_KEYS = {
-    "solve_rate": "solve rate",
-    "win_rate": "win rate",
-    "rewards/countdown_correct/mean": "solve rate",
-    "rewards/countdown_solved/mean": "solve rate",
-    "rewards/wordle_correct/mean": "win rate",
-}
-"""Series drawn under the reward curve, the first one a metrics file has."""
-SAMPLE_TRANSCRIPTS = 2
+__all__ = [
+    "eval_markdown",
+    "find_metrics",
+    "has_training_curve",
+    "plot_training",
+    "print_summary",
+    "read_metrics",
+    "write_eval_report",
+]
 
-
-def _figure(width: float, height: float, rows: int = 1) -> tuple[Any, Any]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(width, height), dpi=120, layout="constrained")
-    FigureCanvasAgg(figure)
-    axes = figure.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
-    return figure, axes
+SIDE_BY_SIDE_ORDER = ("fixed", "regressed", "both_solved", "both_failed")
 
 
-def _whole_numbers(axis: Any, which: str = "y") -> None:
-    from matplotlib.ticker import MaxNLocator
-
-    getattr(axis, f"{which}axis").set_major_locator(MaxNLocator(integer=True))
+def _rate_file(spec: GameSpec) -> str:
+    return rate_name(spec.solved_word).replace(" ", "_") + "s.png"
 
 
-def _label_bars(axis: Any, bars: Any, texts: Iterable[str]) -> None:
-    for bar, text in zip(bars, texts, strict=True):
-        axis.annotate(
-            text,
-            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-            ha="center",
-            va="bottom",
-            xytext=(0, 2),
-            textcoords="offset points",
-            fontsize=9,
-        )
+def _tiny(model: dict[str, Any]) -> bool:
+    """Whether a model is the tiny offline one (by its name, or the cache folder it came from)."""
+    return model["model"] == TINY_MODEL or f"{TINY_MODEL}-model-" in str(model["source"])
 
 
-def _model_name(model: dict[str, Any]) -> str:
-    return f"{model['label']}\n{Path(model['model']).name or model['model']}"
-
-
-def plot_buckets(data: dict[str, Any], out_png: Path) -> Path:
-    counts = data["bucket_counts"]
-    figure, (axis,) = _figure(7, 3.6)
-    names = [BUCKET_TITLES[name].replace(" (", "\n(") for name in BUCKETS]
-    bars = axis.bar(names, [counts[b] for b in BUCKETS], color=[BUCKET_COLORS[b] for b in BUCKETS])
-    _label_bars(axis, bars, [str(counts[b]) for b in BUCKETS])
-    axis.set_ylabel("puzzles")
-    _whole_numbers(axis)
-    axis.set_ylim(0, max(1, *counts.values()) * 1.15)
-    axis.tick_params(axis="x", labelsize=8)
-    axis.set_title(f"Countdown, base vs trained: {data['episodes']} {data['split']} puzzles")
-    figure.savefig(out_png)
-    return out_png
-
-
-def plot_rates(data: dict[str, Any], key: str, title: str, out_png: Path) -> Path:
-    """One bar per model: its solve rate (Countdown) or win rate (Wordle)."""
-    models = data["models"]
-    figure, (axis,) = _figure(1.8 + 1.6 * len(models), 3.4)
-    bars = axis.bar(
-        [_model_name(m) for m in models],
-        [100 * m[key] for m in models],
-        color=MODEL_COLORS[-len(models) :],
-        width=0.6,
-    )
-    _label_bars(axis, bars, [f"{100 * m[key]:.1f}%" for m in models])
-    axis.set_ylim(0, 105)
-    axis.set_ylabel("%")
-    axis.tick_params(axis="x", labelsize=8)
-    axis.set_title(title, fontsize=10)
-    figure.savefig(out_png)
-    return out_png
-
-
-def plot_guesses(data: dict[str, Any], out_png: Path) -> Path:
-    """Wordle: games won in 1..6 guesses and games lost, side by side per model."""
-    models = data["models"]
-    columns = list(models[0]["distribution"])
-    figure, (axis,) = _figure(7, 3.4)
-    width = 0.8 / len(models)
-    for index, model in enumerate(models):
-        xs = [i + (index - (len(models) - 1) / 2) * width for i in range(len(columns))]
-        counts = [model["distribution"][c] for c in columns]
-        bars = axis.bar(
-            xs,
-            counts,
-            width=width,
-            label=_model_name(model).replace("\n", ": "),
-            color=MODEL_COLORS[-len(models) :][index],
-        )
-        _label_bars(axis, bars, [str(c) for c in counts])
-    axis.set_xticks(range(len(columns)), columns)
-    axis.set_xlabel("guesses to win")
-    axis.set_ylabel("games")
-    _whole_numbers(axis)
-    most = max(max(m["distribution"].values()) for m in models)
-    axis.set_ylim(0, max(1, most) * 1.18)
-    axis.legend(fontsize=8)
-    axis.set_title(f"Wordle: {data['episodes']} {data['split']} words")
-    figure.savefig(out_png)
-    return out_png
-
-
-def read_metrics(metrics_path: str | Path) -> list[dict[str, Any]]:
-    """The objects of a JSON-lines metrics file. Lines that do not parse are skipped: the last
-    one is often cut short when a run is stopped while writing."""
-    rows = []
-    for line in Path(metrics_path).read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
-
-
-def _series(rows: list[dict[str, Any]], key: str) -> tuple[list[float], list[float]]:
-    points = [
-        (float(row["step"]), float(row[key]))
-        for row in rows
-        if isinstance(row.get("step"), int | float)
-        and isinstance(row.get(key), int | float)
-        and math.isfinite(row[key])
-    ]
-    return [x for x, _ in points], [y for _, y in points]
-
-
-def has_training_curve(metrics_path: str | Path) -> bool:
-    """Whether ``plot_training`` can draw this file (it exists and logs a reward)."""
-    path = Path(metrics_path)
-    return path.is_file() and bool(_series(read_metrics(path), "reward")[0])
-
-
-def plot_training(metrics_path: str | Path, out_png: str | Path) -> Path:
-    """Reward over training steps (with its spread when ``reward_std`` was logged) and, below,
-    the solve or win rate when the file has one. Raises ``ValueError`` when no line has both
-    ``step`` and ``reward``."""
-    rows = read_metrics(metrics_path)
-    steps, rewards = _series(rows, "reward")
-    if not steps:
-        raise ValueError(f"{metrics_path} has no line with both 'step' and 'reward' to plot.")
-    rate_key = next((key for key in RATE_KEYS if _series(rows, key)[0]), None)
-    figure, axes = _figure(7, 5.2 if rate_key else 3.2, rows=2 if rate_key else 1)
-    axis = axes[0]
-    axis.plot(steps, rewards, color=MODEL_COLORS[1], marker="." if len(steps) < 40 else None)
-    std_steps, stds = _series(rows, "reward_std")
-    if std_steps == steps:
-        low = [r - s for r, s in zip(rewards, stds, strict=True)]
-        high = [r + s for r, s in zip(rewards, stds, strict=True)]
-        axis.fill_between(steps, low, high, color=MODEL_COLORS[1], alpha=0.15, label="± std")
-        axis.legend(fontsize=8)
-    axis.set_ylabel("reward")
-    axis.set_title("Training")
-    axis.grid(alpha=0.3)
-    if rate_key:
-        rate_steps, rates = _series(rows, rate_key)
-        axes[1].plot(rate_steps, [100 * r for r in rates], color=BUCKET_COLORS["fixed"], marker=".")
-        wordle = any(key.startswith("rewards/wordle") for row in rows for key in row)
-        label = "win rate" if wordle else RATE_KEYS[rate_key]  # the trainer logs solve_rate
-        axes[1].set_ylabel(f"{label} (%)")
-        axes[1].set_ylim(-2, 102)
-        axes[1].grid(alpha=0.3)
-    axes[-1].set_xlabel("step")
-    _whole_numbers(axes[-1], "x")
-    out_png = Path(out_png)
-    figure.savefig(out_png)
-    return out_png
-
-
-# -- Markdown ------------------------------------------------------------------------------
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else "n/a"
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "?"
-    return str(int(value)) if float(value).is_integer() else f"{value:.4g}"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _answer(result: dict[str, Any]) -> str:
-    mark = "✓" if result["correct"] else "✗"
-    if result["expression"] is None:
-        return _cell(f"{mark} {result['reason'] or 'no answer'}")
-    text = f"`{result['expression']}` → {_number(result['value'])} {mark}"
-    if not result["correct"] and result["reason"] and result["value"] is not None:
-        text += f" ({result['reason']})"
-    return _cell(text)
-
-
-def _header(data: dict[str, Any], what: str) -> list[str]:
+def _header(data: dict[str, Any], spec: GameSpec, view: EvaluationView) -> str:
     first, last = data["seed"], data["seed"] + data["episodes"] - 1
     settings = data["settings"]
-    decoding = (
-        "greedy decoding"
-        if settings["temperature"] == 0
-        else f"sampling at temperature {settings['temperature']}"
-    )
+    temperature = settings["temperature"]
+    decoding = "greedy decoding" if temperature == 0 else f"sampling at temperature {temperature}"
+    if data["samples"] > 1:
+        decoding = f"each played {data['samples']} times, {decoding}"
     reset = ", ".join(f"`{key}={json.dumps(value)}`" for key, value in settings["reset"].items())
-    return [
-        f"Split `{data['split']}`, {data['episodes']} {what} (seeds {first}–{last}), {decoding}, "
-        f"at most {settings['max_new_tokens']} new tokens per reply"
+    text = (
+        f"Split `{data['split']}`, {data['episodes']} {spec.unit} (seeds {first}–{last}), "
+        f"{decoding}, at most {settings['max_new_tokens']} new tokens per reply"
         + (f", reset with {reset}" if reset else "")
-        + ". Every verdict comes from the game server.",
-        "",
-    ]
+        + ". Every verdict comes from the game server."
+    )
+    one = view.episode_word.removesuffix("s")
+    if data["mode"] == "tools":
+        tools = ", ".join(f"`{name}`" for name in spec.tool_names())
+        plural = "s" if len(spec.tool_names()) > 1 else ""
+        text += (
+            f" Each {one} is played through the {tools} tool{plural} of "
+            f"`{spec.agent.__name__}`, at most {settings['max_turns']} replies per {one}."
+        )
+    else:
+        text += f" Each {one} is one reply, which the server checks as the answer."
+    return text
 
 
-def countdown_markdown(data: dict[str, Any], training_png: str | None = None) -> str:
-    total = data["episodes"]
-    lines = ["# Countdown evaluation", "", *_header(data, "puzzles")]
-    lines += ["| Model | Loaded from | Solved | Solve rate |", "|---|---|---:|---:|"]
+def _rates_table(data: dict[str, Any], spec: GameSpec, view: EvaluationView) -> list[str]:
+    total, samples = data["episodes"], data["samples"]
+    rate = rate_name(spec.solved_word).capitalize()
+    headers = ["Model", "Loaded from", spec.solved_word.capitalize(), rate]
+    if samples > 1:
+        headers += ["Pass@1", f"Pass@{samples}"]
+    headers += [column.header for column in view.columns]
+    tools = data["mode"] == "tools"
+    if tools:
+        headers.append("Broken tool calls")
+    lines = ["| " + " | ".join(headers) + " |", "|---|---|" + "---:|" * (len(headers) - 2)]
     for m in data["models"]:
-        row = f"| {m['label']} | `{m['source']}` | {m['solved']} / {total} | "
-        lines.append(row + f"{_percent(m['solved'], total)} |")
-    lines += ["", "![Solve rates](solve_rates.png)", ""]
-    counts = data["bucket_counts"]
-    if counts:
-        lines += ["## Base vs trained", "", "| Bucket | Puzzles |", "|---|---:|"]
-        lines += [f"| {BUCKET_TITLES[b]} | {counts[b]} |" for b in BUCKETS]
-        lines += [f"| **Total** | **{sum(counts.values())}** |", "", "![Buckets](buckets.png)", ""]
-    if training_png:
-        lines += ["## Training", "", f"![Training]({training_png})", ""]
-    lines += ["## Side by side", ""]
+        cells = [m["label"], f"`{m['source']}`", f"{m['solved']} / {total}"]
+        cells.append(percent(m["solved"], total))
+        if samples > 1:
+            cells += [f"{100 * m['pass_at_1']:.1f}%", f"{100 * m['pass_at_k']:.1f}%"]
+        cells += [column.cell(m) for column in view.columns]
+        if tools:
+            cells.append(f"{m['broken_calls']} / {m['tool_calls']}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _notes(data: dict[str, Any], spec: GameSpec, view: EvaluationView) -> list[str]:
+    """What the rates table's columns mean, as one paragraph (none when all is plain)."""
+    samples = data["samples"]
+    notes = list(view.notes(data))
+    if samples > 1:
+        notes.append(
+            f"{rate_name(spec.solved_word).capitalize()}: each {spec.unit.removesuffix('s')}'s "
+            f"first sample. Pass@1: mean over all {samples} samples. Pass@{samples}: solved in "
+            "at least one."
+        )
+    if data["mode"] == "tools":
+        notes.append(
+            "Broken tool calls: calls that never reached the game (unparseable, unknown tool, "
+            "bad arguments)."
+        )
+    return [" ".join(notes), ""] if notes else []
+
+
+def _first(model: dict[str, Any]) -> list[Record]:
+    return [e for e in model["episodes"] if e["sample"] == 0]
+
+
+def _side_by_side(data: dict[str, Any], spec: GameSpec, view: EvaluationView) -> list[str]:
+    columns = view.episode_columns
+    extra_headers = "".join(f" {c.header} |" for c in columns)
+    extra_align = "".join(f"{c.align}|" for c in columns)
     models = data["models"]
-    if counts:
+    lines = ["## Side by side", ""]
+
+    def extra(record: Record) -> str:
+        return "".join(f" {cell(c.cell(record))} |" for c in columns)
+
+    if data["buckets"]:
         bucket_of = {seed: b for b, seeds in data["buckets"].items() for seed in seeds}
-        lines += [
-            "| Seed | Numbers | Target | Base | Trained | Bucket |",
-            "|---:|---|---:|---|---|---|",
-        ]
-        order = {b: i for i, b in enumerate(("fixed", "regressed", "both_solved", "both_failed"))}
+        order = {b: i for i, b in enumerate(SIDE_BY_SIDE_ORDER)}
+        lines += [f"| Seed |{extra_headers} Base | Trained | Bucket |"]
+        lines += [f"|---:|{extra_align}---|---|---|"]
         pairs = sorted(
-            zip(models[0]["results"], models[1]["results"], strict=True),
+            zip(_first(models[0]), _first(models[1]), strict=True),
             key=lambda pair: (order[bucket_of[pair[0]["seed"]]], pair[0]["seed"]),
         )
         for before, after in pairs:
-            numbers = ", ".join(map(str, before["numbers"]))
+            bucket = bucket_of[before["seed"]].replace("_", " ")
             lines.append(
-                f"| {before['seed']} | {numbers} | {before['target']} | {_answer(before)} | "
-                f"{_answer(after)} | {bucket_of[before['seed']].replace('_', ' ')} |"
+                f"| {before['seed']} |{extra(before)} {view.answer(before, spec)} | "
+                f"{view.answer(after, spec)} | {bucket} |"
             )
     else:
-        lines += ["| Seed | Numbers | Target | Answer |", "|---:|---|---:|---|"]
-        for r in models[0]["results"]:
-            numbers = ", ".join(map(str, r["numbers"]))
-            lines.append(f"| {r['seed']} | {numbers} | {r['target']} | {_answer(r)} |")
-    return "\n".join(lines) + "\n"
+        lines += [f"| Seed |{extra_headers} Outcome |", f"|---:|{extra_align}---|"]
+        for r in _first(models[0]):
+            lines.append(f"| {r['seed']} |{extra(r)} {view.answer(r, spec)} |")
+    return [*lines, ""]
 
 
-def _transcript(episode: dict[str, Any]) -> str:
+def _transcript(record: Record) -> str:
+    if record["transcript"] is None:
+        return f"assistant: {(record['completion'] or '').strip()}".replace("```", "'''")
     lines = []
-    for message in episode["transcript"]:
+    for message in record["transcript"]:
         content = message.get("content") or ""
         for call in message.get("tool_calls") or []:
             function = call["function"]
@@ -302,74 +169,61 @@ def _transcript(episode: dict[str, Any]) -> str:
     return "\n".join(lines).replace("```", "'''")
 
 
-def wordle_markdown(data: dict[str, Any], training_png: str | None = None) -> str:
-    total = data["episodes"]
-    settings = data["settings"]
-    lines = ["# Wordle evaluation", "", *_header(data, "words")]
-    lines[-2] += (
-        f" Each game is played through the `guess` tool of `WordleToolEnv`, at most "
-        f"{settings['max_turns']} replies per game."
-    )
-    lines += [
-        "| Model | Loaded from | Won | Win rate | Mean guesses (wins) | Invalid moves | "
-        "Broken tool calls |",
-        "|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for m in data["models"]:
-        mean = m["mean_guesses_on_wins"]
-        lines.append(
-            f"| {m['label']} | `{m['source']}` | {m['wins']} / {total} | "
-            f"{_percent(m['wins'], total)} | {'—' if mean is None else f'{mean:.2f}'} | "
-            f"{_percent(m['invalid'], m['judged_guesses'])} ({m['invalid']} / "
-            f"{m['judged_guesses']}) | {m['broken_calls']} / {m['tool_calls']} |"
-        )
-    lines += [
-        "",
-        "Invalid moves: guesses the server refused, over all it ruled on. Broken tool calls: "
-        "calls that never reached the game (unparseable, unknown tool, bad arguments).",
-        "",
-        "## Guess distribution",
-        "",
-    ]
-    columns = list(data["models"][0]["distribution"])
-    lines += ["| Model | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
-    for m in data["models"]:
-        lines.append(
-            f"| {m['label']} | " + " | ".join(str(m["distribution"][c]) for c in columns) + " |"
-        )
-    lines += ["", "![Guess distribution](guesses.png)", "", "![Win rates](win_rates.png)", ""]
-    lines += [
-        "## How games ended",
-        "",
-        "| Model | " + " | ".join(e.replace("_", " ") for e in ENDINGS) + " |",
-    ]
-    lines.append("|---|" + "---:|" * len(ENDINGS))
-    for m in data["models"]:
-        ended = [sum(e["ended"] == name for e in m["episodes"]) for name in ENDINGS]
-        lines.append(f"| {m['label']} | " + " | ".join(map(str, ended)) + " |")
-    lines.append("")
+def eval_markdown(
+    data: dict[str, Any],
+    spec: GameSpec,
+    view: EvaluationView,
+    output_dir: Path,
+    training_png: str | None = None,
+) -> str:
+    """The report's Markdown; the view's sections may draw their plots into ``output_dir``."""
+    rate = rate_name(spec.solved_word)
+    lines = [f"# {spec.name.capitalize()} evaluation", "", _header(data, spec, view), ""]
+    if any(_tiny(model) for model in data["models"]):
+        lines += [
+            "> The tiny offline model checks the pipeline end to end; it is not expected to "
+            "learn, so equal (and near-zero) rates are what this report should show.",
+            "",
+        ]
+    lines += _rates_table(data, spec, view)
+    lines += _notes(data, spec, view)
+    lines += [f"![{rate.capitalize()}s]({_rate_file(spec)})", ""]
+    counts = data["bucket_counts"]
+    if counts:
+        unit = spec.unit.capitalize()
+        lines += ["## Base vs trained", "", f"| Bucket | {unit} |", "|---|---:|"]
+        lines += [f"| {BUCKET_TITLES[b]} | {counts[b]} |" for b in BUCKETS]
+        lines += [f"| **Total** | **{sum(counts.values())}** |", ""]
+        if data["samples"] > 1:
+            lines += ["Buckets compare each episode's first sample.", ""]
+        lines += ["![Buckets](buckets.png)", ""]
+    lines += view.sections(data, output_dir)
+    if data["mode"] == "tools":
+        names = [view.ending(name, spec) for name in ENDINGS]
+        lines += [f"## How {view.episode_word} ended", "", "| Model | " + " | ".join(names) + " |"]
+        lines.append("|---|" + "---:|" * len(ENDINGS))
+        for m in data["models"]:
+            ended = [sum(e["ended"] == name for e in _first(m)) for name in ENDINGS]
+            lines.append(f"| {m['label']} | " + " | ".join(map(str, ended)) + " |")
+        lines.append("")
     if training_png:
         lines += ["## Training", "", f"![Training]({training_png})", ""]
-    lines += ["## Sample transcripts", ""]
-    for m in data["models"]:
-        wins = [e for e in m["episodes"] if e["won"]][:1]
-        rest = [e for e in m["episodes"] if not e["won"]]
-        for e in (wins + rest)[:SAMPLE_TRANSCRIPTS]:
-            outcome = f"won in {len(e['guesses'])}" if e["won"] else e["ended"].replace("_", " ")
-            answer = e["answer"] or "not revealed"
-            lines += [f"### {m['label']}, seed {e['seed']}: {outcome} (answer: {answer})", ""]
-            lines += ["```text", _transcript(e), "```", ""]
+    if view.side_by_side:
+        lines += _side_by_side(data, spec, view)
+    if view.transcripts:
+        lines += ["## Sample transcripts", ""]
+        for m in data["models"]:
+            first = _first(m)
+            solved = [e for e in first if e["solved"]][:1]
+            rest = [e for e in first if not e["solved"]]
+            for e in (solved + rest)[: view.transcripts]:
+                heading = f"### {m['label']}, seed {e['seed']}: {view.outcome(e, spec)}"
+                lines += [heading, "", "```text", _transcript(e), "```", ""]
     return "\n".join(lines) + "\n"
 
 
-# -- Writing -------------------------------------------------------------------------------
-
-
 def write_eval_report(
-    result: CountdownEval | WordleEval,
-    output_dir: str | Path,
-    *,
-    metrics: str | Path | None = None,
+    result: Evaluation, output_dir: str | Path, *, metrics: str | Path | None = None
 ) -> Path:
     """Write ``results.json``, the plots and ``report.md`` (returned) to ``output_dir``.
     ``metrics``: a training run's ``metrics.jsonl``, drawn as ``training.png`` when given."""
@@ -380,15 +234,12 @@ def write_eval_report(
     training = None
     if metrics is not None:
         training = plot_training(metrics, output_dir / "training.png").name
-    if isinstance(result, CountdownEval):
-        plot_rates(data, "solve_rate", "Countdown solve rate", output_dir / "solve_rates.png")
-        if data["bucket_counts"]:
-            plot_buckets(data, output_dir / "buckets.png")
-        text = countdown_markdown(data, training)
-    else:
-        plot_rates(data, "win_rate", "Wordle win rate", output_dir / "win_rates.png")
-        plot_guesses(data, output_dir / "guesses.png")
-        text = wordle_markdown(data, training)
+    spec = result.spec
+    title = f"{spec.name.capitalize()} {rate_name(spec.solved_word)}"
+    plot_rates(data, "solve_rate", title, output_dir / _rate_file(spec))
+    if data["bucket_counts"]:
+        plot_buckets(data, spec.unit, output_dir / "buckets.png")
+    text = eval_markdown(data, spec, result.view, output_dir, training)
     report = output_dir / "report.md"
     report.write_text(text, encoding="utf-8")
     return report
@@ -408,40 +259,37 @@ def find_metrics(models: Iterable[str]) -> Path | None:
     return None
 
 
-def print_summary(result: CountdownEval | WordleEval, console: Any = None) -> None:
+def print_summary(result: Evaluation, console: Any = None) -> None:
     """A few lines for the terminal; the report has the rest."""
     from rich.console import Console
     from rich.table import Table
 
     console = console or Console()
+    spec, view = result.spec, result.view
     data = result.to_dict()
-    total = data["episodes"]
-    table = Table(title=f"{data['game'].capitalize()}: {total} {data['split']} episodes")
-    table.add_column("model")
-    if isinstance(result, CountdownEval):
-        table.add_column("solved", justify="right")
-        table.add_column("rate", justify="right")
-        for m in data["models"]:
-            table.add_row(
-                f"{m['label']}: {m['model']}",
-                f"{m['solved']}/{total}",
-                _percent(m["solved"], total),
-            )
-    else:
-        for column in ("won", "rate", "mean guesses", "invalid", "broken calls"):
-            table.add_column(column, justify="right")
-        for m in data["models"]:
-            mean = m["mean_guesses_on_wins"]
-            table.add_row(
-                f"{m['label']}: {m['model']}",
-                f"{m['wins']}/{total}",
-                _percent(m["wins"], total),
-                "—" if mean is None else f"{mean:.2f}",
-                _percent(m["invalid"], m["judged_guesses"]),
-                f"{m['broken_calls']}/{m['tool_calls']}",
-            )
+    total, samples = data["episodes"], data["samples"]
+    table = Table(title=f"{spec.name.capitalize()}: {total} {data['split']} {spec.unit}")
+    headers = ["model", spec.solved_word, "rate"]
+    if samples > 1:
+        headers += ["pass@1", f"pass@{samples}"]
+    columns = [c for c in view.columns if c.terminal]
+    headers += [c.header.lower() for c in columns]
+    tools = data["mode"] == "tools"
+    if tools:
+        headers.append("broken calls")
+    for index, header in enumerate(headers):
+        table.add_column(header, justify="left" if index == 0 else "right")
+    for m in data["models"]:
+        row = [f"{m['label']}: {m['model']}", f"{m['solved']}/{total}"]
+        row.append(percent(m["solved"], total))
+        if samples > 1:
+            row += [f"{100 * m['pass_at_1']:.1f}%", f"{100 * m['pass_at_k']:.1f}%"]
+        row += [c.cell(m) for c in columns]
+        if tools:
+            row.append(f"{m['broken_calls']}/{m['tool_calls']}")
+        table.add_row(*row)
     console.print(table)
-    counts = data.get("bucket_counts")
+    counts = data["bucket_counts"]
     if counts:
         console.print(
             f"fixed [green]{counts['fixed']}[/]  both solved {counts['both_solved']}  "

@@ -1,96 +1,172 @@
 """Reward functions for GRPO, computed from what the game servers reported.
 
-TRL calls each with the batch's completions and ``environments=`` (the adapter instances of
-``clients.trl``, aligned with the completions); they read the attributes the adapters keep
-from the server's ``reward_signals``, so no reward re-implements a game rule.
+A game declares its rewards as functions of a finished episode's agent (its declaration's
+``rewards``); here they become TRL reward functions, named ``<game>_<reward>`` (TRL logs
+``rewards/<game>_<reward>/mean``). TRL calls each with the batch's completions and
+``environments=`` (the agents, aligned with the completions); in a mixed run a game's reward is
+``None`` for another game's rollouts, which TRL leaves out of its means.
 
-Wordle's four shaped rewards are the published recipe's, weighted 3.0 / 1.0 / 0.5 / 1.5. The
-recipe's repetition term only counted valid guesses, and repeats are invalid, so it was always
-1.0; ours divides distinct words by *all* attempted guesses, so a repeat costs (and a rollout
-that never guesses scores 0.0).
+In answer mode the completion itself is the answer: before any reward is read, each reply is
+sent once to the game server as the game's answer action, so the extraction and the verifier
+live in the game, not here. A single-game answer run has no environments: its rows' episodes
+are then played here, over one or several sessions (``verify_connections``).
+
+``<GAME>_REWARDS`` tables (name → (TRL function, weight)) remain
+importable from this module for any registered game.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-RewardFunction = Callable[..., list[float]]
+from clients.agent import GameAgent
+from env_servers.core.spec import GameSpec, RewardFunction
+
+TRLReward = Any
+"""A callable TRL accepts as a reward function: ``(completions, **columns) -> list[float | None]``."""
 
 
-def wordle_correct(
-    completions: Sequence[Any], environments: Sequence[Any], **_: Any
-) -> list[float]:
-    """1.0 when the word was found."""
-    return [1.0 if env.solved else 0.0 for env in environments]
+def completion_text(completion: Any) -> str:
+    """A completion's reply: the last message of a conversation, or the text itself."""
+    if isinstance(completion, list):
+        return str(completion[-1].get("content") or "") if completion else ""
+    return str(completion or "")
 
 
-def wordle_greens(completions: Sequence[Any], environments: Sequence[Any], **_: Any) -> list[float]:
-    """Most greens in one guess, over 5."""
-    return [env.best_greens / 5 for env in environments]
+class AnswerJudge:
+    """Has every answer-mode reply of a batch judged by its game server, once.
 
+    ``agents``: for a single-game answer run (no environments), the agents whose sessions play
+    the rows' episodes; with several, the batch is split among them and judged on a thread
+    pool (the round trips overlap), the verdicts in the batch's order. Each episode's agent is
+    copied per completion. With environments, the agents are TRL's, one per rollout."""
 
-def wordle_yellows(
-    completions: Sequence[Any], environments: Sequence[Any], **_: Any
-) -> list[float]:
-    """Most yellows in one guess, over 5."""
-    return [env.best_yellows / 5 for env in environments]
+    def __init__(self, agents: GameAgent | Sequence[GameAgent] | None = None) -> None:
+        if agents is None:
+            agents = []
+        self.agents: list[GameAgent] = [agents] if isinstance(agents, GameAgent) else list(agents)
+        self._pool = (
+            ThreadPoolExecutor(len(self.agents), thread_name_prefix="judge")
+            if len(self.agents) > 1
+            else None
+        )
+        self._completions: Sequence[Any] | None = None
+        self._agents: list[GameAgent] = []
 
-
-def wordle_repetition(
-    completions: Sequence[Any], environments: Sequence[Any], **_: Any
-) -> list[float]:
-    """Distinct words over all attempted guesses: 1.0 without repeats."""
-    return [float(env.repetition_score) for env in environments]
-
-
-def countdown_solved(
-    completions: Sequence[Any], environments: Sequence[Any], **_: Any
-) -> list[float]:
-    """1.0 when a submitted expression made the target (tool-calling Countdown)."""
-    return [1.0 if env.solved else 0.0 for env in environments]
-
-
-WORDLE_REWARDS: dict[str, tuple[RewardFunction, float]] = {
-    "correct": (wordle_correct, 3.0),
-    "greens": (wordle_greens, 1.0),
-    "yellows": (wordle_yellows, 0.5),
-    "repetition": (wordle_repetition, 1.5),
-}
-"""The published Wordle recipe's rewards and weights."""
-
-
-class CountdownVerifier:
-    """Binary reward for single-turn Countdown, verified by the Countdown server: each
-    completion is sent as the ``message`` answer of its row's puzzle (``seed``, ``split``), so
-    the extraction and the verifier live in the game, not here."""
-
-    __name__ = "countdown_correct"
-
-    def __init__(self, client: Any, reset: dict[str, Any] | None = None) -> None:
-        self.client = client
-        self.reset = dict(reset or {})
+    @property
+    def agent(self) -> GameAgent | None:
+        """The first judging agent, if any."""
+        return self.agents[0] if self.agents else None
 
     def __call__(
-        self, completions: Sequence[Any], seed: Sequence[int], split: Sequence[str], **_: Any
-    ) -> list[float]:
-        rewards = []
-        for completion, row_seed, row_split in zip(completions, seed, split, strict=True):
-            text = completion[-1]["content"] if isinstance(completion, list) else completion
-            self.client.reset(seed=row_seed, split=row_split, **self.reset)
-            result = self.client.step({"message": text or ""})
-            rewards.append(1.0 if result.observation.correct else 0.0)
-        return rewards
+        self,
+        completions: Sequence[Any],
+        environments: Sequence[Any] | None,
+        columns: dict[str, Any],
+    ) -> list[GameAgent]:
+        if completions is self._completions:
+            return self._agents
+        if environments is None:
+            agents = self._play_rows(completions, columns)
+        else:
+            agents = list(environments)
+            for agent, completion in zip(agents, completions, strict=True):
+                if agent._mode == "answer" and not agent.answered:
+                    agent._answer(completion_text(completion))
+        self._completions, self._agents = completions, agents
+        return agents
+
+    def close(self) -> None:
+        """Stop the judging threads (the agents close their own sessions)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    def _play_rows(self, completions: Sequence[Any], columns: dict[str, Any]) -> list[GameAgent]:
+        if not self.agents:
+            raise ValueError("An answer-mode reward needs environments or a judging agent.")
+        n = len(self.agents)
+        if self._pool is None:
+            return self._play(self.agents[0], range(len(completions)), completions, columns)
+        parts = [range(i, len(completions), n) for i in range(n)]
+        jobs = [
+            self._pool.submit(self._play, agent, part, completions, columns)
+            for agent, part in zip(self.agents, parts, strict=True)
+        ]
+        judged: list[GameAgent | None] = [None] * len(completions)
+        for part, job in zip(parts, jobs, strict=True):
+            for index, agent in zip(part, job.result(), strict=True):
+                judged[index] = agent
+        return [agent for agent in judged if agent is not None]
+
+    @staticmethod
+    def _play(
+        agent: GameAgent, indices: range, completions: Sequence[Any], columns: dict[str, Any]
+    ) -> list[GameAgent]:
+        """Play the episodes of rows ``indices`` one after another on ``agent``'s session."""
+        fields = agent._game_spec.reset_fields
+        played = []
+        for index in indices:
+            row = {
+                name: values[index]
+                for name, values in columns.items()
+                if name in fields and isinstance(values, Sequence)
+            }
+            agent._reset(row)
+            agent._answer(completion_text(completions[index]))
+            played.append(copy.copy(agent))
+        return played
+
+
+def trl_reward(
+    spec: GameSpec, name: str, function: RewardFunction, judge: AnswerJudge | None = None
+) -> TRLReward:
+    """The game's reward ``name`` as a TRL reward function named ``<game>_<name>``."""
+    judge = judge or AnswerJudge()
+
+    def reward(
+        completions: Sequence[Any], environments: Sequence[Any] | None = None, **columns: Any
+    ) -> list[float | None]:
+        agents = judge(completions, environments, columns)
+        return [
+            float(function(agent)) if agent._game_spec.name == spec.name else None
+            for agent in agents
+        ]
+
+    reward.__name__ = reward.__qualname__ = f"{spec.name}_{name}"
+    reward.__doc__ = function.__doc__
+    return reward
+
+
+def server_reward(agent: GameAgent) -> float:
+    """The sum of the rewards the game server gave in the episode."""
+    return agent.server_reward
 
 
 def reward_functions(
-    game: str, weights: dict[str, float], verifier: Any = None
-) -> tuple[list[RewardFunction], list[float]]:
-    """The configured reward functions and their weights, in a stable order."""
-    available: dict[str, RewardFunction] = (
-        {name: function for name, (function, _) in WORDLE_REWARDS.items()}
-        if game == "wordle"
-        else {"correct": verifier}
-    )
+    spec: GameSpec, weights: dict[str, float], judge: AnswerJudge | None = None
+) -> tuple[list[TRLReward], list[float]]:
+    """The configured rewards of one game as TRL functions and their weights, in the game's
+    order; ``server`` is the server's own reward."""
+    available: dict[str, RewardFunction] = {n: r.function for n, r in spec.rewards.items()}
+    available["server"] = server_reward
     names = [name for name in available if name in weights]
-    return [available[name] for name in names], [weights[name] for name in names]
+    functions = [trl_reward(spec, name, available[name], judge) for name in names]
+    return functions, [weights[name] for name in names]
+
+
+def __getattr__(name: str) -> Any:
+    """``<GAME>_REWARDS``: a registered game's rewards as (TRL function, weight)."""
+    if name.endswith("_REWARDS"):
+        from env_servers.core.registry import game_names, load_spec
+
+        game = name.removesuffix("_REWARDS").lower().replace("_", "-")
+        if game in game_names():
+            spec = load_spec(game)
+            return {
+                reward_name: (trl_reward(spec, reward_name, reward.function), reward.weight)
+                for reward_name, reward in spec.rewards.items()
+            }
+    raise AttributeError(f"module 'trainer.rewards' has no attribute {name!r}")

@@ -72,9 +72,10 @@ def build_model(
     directory.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(corpus, vocab_size)
     torch.manual_seed(seed)
+    shape: dict[str, Any] = {**DEFAULT_ARCH, **(arch or {})}
     config = Qwen3Config(
         vocab_size=len(tokenizer),
-        **{**DEFAULT_ARCH, **(arch or {})},
+        **shape,
         max_position_embeddings=1024,
         tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id,

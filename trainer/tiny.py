@@ -4,7 +4,8 @@
 report) then runs on a CPU in a minute with no network. The tokenizer is a byte-level BPE
 trained in memory on a fixed corpus, with Qwen's special tokens and TRL's exact Qwen3 chat
 template, so TRL recognises it for tool calling; the weights are a random initialisation
-from a fixed seed, warmed up briefly to call the tools and write answer tags.
+from a fixed seed, warmed up briefly on every registered game's example moves (tool calls
+and answers), as their declarations give them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 TINY_MODEL = "tiny"
 """The reserved model name."""
@@ -34,33 +36,30 @@ WARMUP_STEPS = 150
 WARMUP_EXAMPLES = 12
 """Next-token steps on game-shaped replies, so the tiny model already calls tools and
 writes answer tags: a random model never would, and GRPO would have nothing to reward."""
-WARMUP_WORDS = ("crane", "slate", "audio", "trace", "adieu", "stare", "roate", "salet")
 _CORPUS = [
-    "You are playing Wordle. Guess the secret five-letter word with the guess tool.",
-    "Numbers: 3, 9, 7. Target: 20. Use each number exactly once. <answer>3 * 9 - 7</answer>",
-    '<tool_call>\n{"name": "guess", "arguments": {"word": "crane"}}\n</tool_call>',
-    '<tool_call>\n{"name": "submit", "arguments": {"expression": "(3 + 9) * 2"}}\n</tool_call>',
-    "G Y X G X crane slate trace audio adieu 0 1 2 3 4 5 6 7 8 9 + - * / ( ) = user assistant system tool",
+    "0 1 2 3 4 5 6 7 8 9 + - * / ( ) = . , : ; ! ? user assistant system tool",
+    "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    '<tool_call>\n{"name": "x", "arguments": {"y": "z"}}\n</tool_call> <answer></answer>',
 ]
+"""The tokenizer's base corpus; every game's warm-up conversations are added to it."""
 
 
 def _config_version() -> str:
-    """Changes whenever what is built here changes, so a stale cache is rebuilt."""
-    parts = [
-        SPECIAL_TOKENS,
-        VOCAB_SIZE,
-        SEED,
-        _CORPUS,
-        WARMUP_STEPS,
-        WARMUP_EXAMPLES,
-        WARMUP_WORDS,
-        _ARCH,
-        2,
+    """Changes whenever what would be built here changes, so a stale cache is rebuilt: the
+    settings, the warm-up conversations (the games' texts), and the versions of the libraries
+    whose numerics and templates shape the result."""
+    from importlib.metadata import version
+
+    conversations = [
+        (messages, [f"{tool.__qualname__}{tool.__doc__}" for tool in tools or ()])
+        for messages, tools in _warmup_conversations()
     ]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:12]
+    libraries = [version(name) for name in ("torch", "transformers", "tokenizers", "trl")]
+    parts = [SPECIAL_TOKENS, VOCAB_SIZE, SEED, _CORPUS, WARMUP_STEPS, _ARCH, conversations]
+    return hashlib.sha256(json.dumps([*parts, libraries, 3]).encode()).hexdigest()[:12]
 
 
-_ARCH = {
+_ARCH: dict[str, Any] = {
     "hidden_size": 64,
     "intermediate_size": 128,
     "num_hidden_layers": 2,
@@ -70,50 +69,65 @@ _ARCH = {
 }
 
 
-def _warmup_texts(tokenizer: object) -> list[str]:
-    """Conversations exactly as training renders them (the trainer's instructions, the games'
-    own opening text and prompts, tool schemas included), each ending in a well-formed reply:
-    a ``guess`` call for Wordle, a ``submit`` call or an answer tag for Countdown."""
+Conversation = tuple[list[dict[str, str]], list[Any] | None]
+
+
+def _warmup_conversations() -> list[Conversation]:
+    """Conversations exactly as training renders them (each game's instruction, opening text
+    and prompts, tool schemas included), each ending in a well-formed reply that the game's
+    declaration provides: a tool call in tools mode, an answer in answer mode; every
+    registered game and mode in turn."""
     import random
 
-    from clients.games import CountdownClient
-    from clients.trl import CountdownToolEnv, WordleToolEnv, make_env_factory
-    from trainer.data import COUNTDOWN_TOOL_INSTRUCTION, WORDLE_INSTRUCTION
+    from clients.trl import make_env_factory
+    from env_servers.core.registry import game_names, load_spec
 
+    kinds = []
+    for game in game_names():
+        spec = load_spec(game)
+        if "tools" in spec.modes and spec.example_call is not None:
+            kinds.append((spec, "tools"))
+        if "answer" in spec.modes and spec.example_answer is not None:
+            kinds.append((spec, "answer"))
     rng = random.Random(SEED)
-    wordle = make_env_factory("wordle", transport="inprocess")()
-    countdown = make_env_factory("countdown", transport="inprocess")()
-    texts = []
-    with CountdownClient.in_process() as puzzles:
-        for i in range(WARMUP_EXAMPLES):
-            tools: list[object] | None = None
-            if i % 3 == 0:
-                user = WORDLE_INSTRUCTION + wordle.reset(seed=i)
-                call = {"name": "guess", "arguments": {"word": rng.choice(WARMUP_WORDS)}}
-                tools = [WordleToolEnv.guess]
-            else:
-                observation = puzzles.reset(seed=i).observation
-                a, b, c = observation.numbers[:3]
-                expression = f"{a} + {b} * {c}"
-                if i % 3 == 1:
-                    user = COUNTDOWN_TOOL_INSTRUCTION + countdown.reset(seed=i)
-                    call = {"name": "submit", "arguments": {"expression": expression}}
-                    tools = [CountdownToolEnv.submit]
-                else:
-                    user, reply = observation.prompt, f"<answer>{expression}</answer>"
-            if tools:
-                reply = f"<tool_call>\n{json.dumps(call)}\n</tool_call>"
-            messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
-            texts.append(
-                tokenizer.apply_chat_template(  # type: ignore[attr-defined]
-                    messages, tools=tools, tokenize=False, enable_thinking=False
-                )
-            )
-    return texts
+    agents = {
+        (spec.name, mode): make_env_factory(spec, transport="inprocess", mode=mode)()  # type: ignore[arg-type]
+        for spec, mode in kinds
+    }
+    conversations: list[Conversation] = []
+    for i in range(WARMUP_EXAMPLES if kinds else 0):
+        spec, mode = kinds[i % len(kinds)]
+        agent = agents[spec.name, mode]
+        observation = agent._reset({"seed": i}).observation
+        tools: list[Any] | None = None
+        if mode == "tools":
+            assert spec.example_call is not None
+            user = spec.instruction + (agent._opening(observation) or "")
+            call = spec.example_call(observation, rng)
+            reply = f"<tool_call>\n{json.dumps({'name': call.name, 'arguments': call.arguments})}\n</tool_call>"
+            tools = [getattr(spec.agent, name) for name in spec.tool_names()]
+        else:
+            assert spec.answer_prompt is not None and spec.example_answer is not None
+            user, reply = spec.answer_prompt(observation), spec.example_answer(observation, rng)
+        messages = [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+        conversations.append((messages, tools))
+    for agent in agents.values():
+        if agent._client is not None:
+            agent._client.close()
+    return conversations
 
 
-def _warm_up(model: object, tokenizer: object) -> None:
+def _warmup_texts(tokenizer: Any) -> list[str]:
+    return [
+        tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, enable_thinking=False)
+        for messages, tools in _warmup_conversations()
+    ]
+
+
+def _warm_up(model: object, tokenizer: object, progress: bool = False) -> None:
     import torch
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     texts = _warmup_texts(tokenizer)
     batch = tokenizer(texts, return_tensors="pt", padding=True)  # type: ignore[operator]
@@ -125,11 +139,18 @@ def _warm_up(model: object, tokenizer: object) -> None:
         labels[row, : int(starts[-1]) + 1] = -100
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)  # type: ignore[attr-defined]
     model.train()  # type: ignore[attr-defined]
-    for _ in range(WARMUP_STEPS):
-        loss = model(**batch, labels=labels).loss  # type: ignore[operator]
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    bars = Progress(
+        *columns, TimeElapsedColumn(), console=Console(stderr=True), disable=not progress
+    )
+    with bars:
+        task = bars.add_task("Warming the tiny model up", total=WARMUP_STEPS)
+        for _ in range(WARMUP_STEPS):
+            loss = model(**batch, labels=labels).loss  # type: ignore[operator]
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            bars.advance(task)
     model.eval()  # type: ignore[attr-defined]
 
 
@@ -140,7 +161,7 @@ def default_cache_dir() -> Path:
     return Path(root) / f"tiny-model-{_config_version()}"
 
 
-def write_tiny_model(directory: str | Path) -> Path:
+def write_tiny_model(directory: str | Path, progress: bool = False) -> Path:
     """Build the tiny model and tokenizer and save both to ``directory``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -152,8 +173,9 @@ def write_tiny_model(directory: str | Path) -> Path:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
+    texts = [m["content"] for messages, _ in _warmup_conversations() for m in messages]
     bpe.train_from_iterator(
-        _CORPUS * 4,
+        (_CORPUS + texts) * 4,
         trainers.BpeTrainer(
             vocab_size=VOCAB_SIZE,
             special_tokens=SPECIAL_TOKENS,
@@ -179,7 +201,7 @@ def write_tiny_model(directory: str | Path) -> Path:
         bos_token_id=None,
     )
     model = Qwen3ForCausalLM(config)
-    _warm_up(model, tokenizer)
+    _warm_up(model, tokenizer, progress)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(directory)
@@ -189,15 +211,20 @@ def write_tiny_model(directory: str | Path) -> Path:
 
 def tiny_model_path(cache_dir: str | Path | None = None) -> Path:
     """The cached tiny model, built on first use (atomically, so parallel runs are safe)."""
+    import shutil
+    import sys
+
     target = Path(cache_dir) if cache_dir else default_cache_dir()
     if (target / "config.json").exists():
         return target
+    print(f"Building the tiny offline model (once; cached in {target})…", file=sys.stderr)
     staging = target.with_name(f"{target.name}.tmp-{os.getpid()}")
-    write_tiny_model(staging)
     try:
+        write_tiny_model(staging, progress=True)
         staging.rename(target)
     except OSError:  # another process finished first
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
+        if not (target / "config.json").exists():
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # never leave a half-built model behind
     return target

@@ -1,7 +1,9 @@
-"""GRPO training against game servers with TRL.
+"""GRPO training against game servers with TRL, for any registered game or mix of games.
 
-Wordle trains multi-turn through the ``guess`` tool (``environment_factory``); Countdown trains
-as the published recipe does, one text answer per puzzle, verified by the Countdown server.
+A game in tools mode trains multi-turn through its agent's tools (``environment_factory``); a
+game in answer mode trains as the published single-answer recipe does, one text answer per
+episode, verified by the game server. A mixed run hands TRL one factory per game, and each
+row names its game.
 Checkpoints are complete only once their ``trainer_state.json`` (written last) parses; a run
 started again in the same output directory resumes from the last complete one.
 """
@@ -101,59 +103,85 @@ def train(config: TrainConfig) -> Path:
     warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
     from datasets import Dataset
     from transformers.trainer_callback import PrinterCallback
+    from transformers.utils import logging as transformers_logging
     from trl import GRPOTrainer
 
-    from clients.games import CountdownClient
     from clients.local_server import local_server
     from clients.trl import make_env_factory
+    from env_servers.core.registry import load_spec
     from trainer import data
-    from trainer.pooled import pooled_verifier
-    from trainer.rewards import reward_functions
+    from trainer.model_card import write_model_card
+    from trainer.rewards import AnswerJudge, reward_functions
     from trainer.timelimit import TimeLimit
 
+    transformers_logging.disable_progress_bar()  # weights loaded and shards saved: our bar says it
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / "train_config.json").write_text(json.dumps(config.to_dict(), indent=2))
+    games = config.game_list
     with contextlib.ExitStack() as stack:
-        inprocess = config.transport == "inprocess"
-        url = None if inprocess else config.server_url()
-        url = url or (None if inprocess else stack.enter_context(local_server(config.game)).url)
+        factories = {}
+        for game in games:
+            url = None
+            if config.transport != "inprocess":
+                url = config.server_url(game) or stack.enter_context(local_server(game)).url
+            factories[game] = make_env_factory(
+                game,
+                url=url,
+                transport=config.transport,
+                mode=config.mode_for(game),  # type: ignore[arg-type]
+                server_reward=config.server_reward,
+                **config.reset_for(game),
+            )
         if config.vllm_launch:
             from trainer.vllm import launched_server
 
             stack.enter_context(launched_server(config, model_path(config)))
-        environment_factory = None
-        verifier = None
-        if config.game == "wordle":
-            rows = data.wordle_rows(config.seed, config.episodes, config.prompt)
-            environment_factory = make_env_factory(
-                "wordle", url=url, transport=config.transport, **config.reset
+        counts = data.split_episodes(config.episodes, games)
+        rows = {
+            game: data.game_rows(factory(), config.seed, counts[game], config.prompt)
+            for game, factory in factories.items()
+        }
+        standalone = not config.mixed and factories[games[0]]._mode == "answer"
+        environment_factory: Any = None
+        if not standalone:
+            environment_factory = factories if config.mixed else factories[games[0]]
+        judges = 1 if config.transport == "inprocess" else config.verify_connections
+        judge = AnswerJudge([factories[games[0]]() for _ in range(judges)] if standalone else None)
+        stack.callback(judge.close)
+        functions, weights = [], []
+        for game in games:
+            game_weights = config.reward_weights(game)
+            if config.server_reward:  # the server's reward counts; the solve rate is logged
+                solved = load_spec(game).solved
+                game_weights = {solved: 0.0} | ({"server": 1.0} if standalone else {})
+            game_functions, game_reward_weights = reward_functions(
+                load_spec(game), game_weights, judge
             )
-        else:
-
-            def connect() -> CountdownClient:
-                if inprocess:
-                    return CountdownClient.in_process()
-                return CountdownClient.from_url(url, transport=config.transport)
-
-            client = stack.enter_context(connect())
-            rows = data.countdown_rows(client, config.seed, config.episodes, config.reset)
-            connections = 1 if inprocess else config.verify_connections
-            verifier, clients = pooled_verifier(connect, config.reset, connections)
-            for each in clients:
-                stack.enter_context(each)
-        functions, weights = reward_functions(config.game, config.reward_weights, verifier)
+            functions += game_functions
+            weights += game_reward_weights
+        train_rows = data.mixed_rows(rows) if config.mixed else rows[games[0]]
         args = grpo_args(config)
         args.reward_weights = weights
-        metrics = MetricsFile(output_dir / "metrics.jsonl", solve_key=_solve_key(config))
-        trainer = GRPOTrainer(
+        metrics = MetricsFile(output_dir / "metrics.jsonl", solve_keys=solve_keys(games))
+
+        class Trainer(GRPOTrainer):
+            def create_model_card(self, *args: Any, **kwargs: Any) -> None:
+                if self.is_world_process_zero():
+                    write_model_card(config, metrics.last)
+
+        trainer = Trainer(
             model=model_path(config),
             reward_funcs=functions,
             args=args,
-            train_dataset=Dataset.from_list(rows),
+            train_dataset=Dataset.from_list(train_rows),
             environment_factory=environment_factory,
             peft_config=peft_config(config),
-            callbacks=[metrics, RichProgress(config.game, metrics), TimeLimit(config.max_time_s)],
+            callbacks=[
+                metrics,
+                RichProgress(progress_label(games), metrics),
+                TimeLimit(config.max_time_s),
+            ],
         )
         trainer.remove_callback(PrinterCallback)  # the progress bar and metrics.jsonl say it
         resume_from = last_complete_checkpoint(output_dir) if config.resume else None
@@ -165,7 +193,9 @@ def train(config: TrainConfig) -> Path:
             logger.warning("resuming from %s", resume_from)
         trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
         trainer.save_model(str(output_dir))
+        assert trainer.processing_class is not None  # GRPOTrainer loads the model's tokenizer
         trainer.processing_class.save_pretrained(str(output_dir))
+        write_model_card(config, metrics.last)
     return output_dir
 
 
@@ -191,9 +221,15 @@ def _publish(checkpoint: Path, output_dir: Path) -> None:
             shutil.copy2(item, output_dir / item.name)
 
 
-def _solve_key(config: TrainConfig) -> str:
-    return (
-        "rewards/wordle_correct/mean"
-        if config.game == "wordle"
-        else "rewards/countdown_correct/mean"
-    )
+def solve_keys(games: list[str]) -> dict[str, str]:
+    """Per game, the metric TRL logs for its "solved" reward."""
+    from env_servers.core.registry import load_spec
+
+    return {game: f"rewards/{game}_{load_spec(game).solved}/mean" for game in games}
+
+
+def progress_label(games: list[str]) -> dict[str, str]:
+    """Per game, the word for a solved episode ("won", "solved")."""
+    from env_servers.core.registry import load_spec
+
+    return {game: load_spec(game).solved_word for game in games}

@@ -6,6 +6,9 @@ a worked reply) with loss on the reply alone, rendered exactly as training and e
 render prompts, and stops on purpose: once greedy decoding solves ``stop_at`` of a validation
 set drawn from the *train* pool (the held-out split is never looked at), so that sampling still
 solves more than greedy does and GRPO has headroom.
+
+A game offers a warm-up by declaring ``GameSpec.demonstrations``; validation plays the game's
+answer mode in this process.
 """
 
 from __future__ import annotations
@@ -14,11 +17,14 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from clients.agent import GameAgent
+from clients.trl import make_env_factory
+from env_servers.core.spec import GameSpec, load_attribute
 from trainer.models import chat_prompt, generate
 
 Validator = Callable[[Any, Any], float]
@@ -80,10 +86,11 @@ def supervised_warmup(
     validate: Validator,
     config: WarmupConfig = WarmupConfig(),
     log: Callable[[str], None] = print,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train ``model_dir`` on ``examples`` until ``validate`` reaches ``config.stop_at`` (or
     ``max_steps``), save the model and tokenizer to ``output_dir`` with ``warmup.json``
-    (settings, validation curve, why it stopped), and return that record."""
+    (settings, validation curve, why it stopped, and ``extra``), and return that record."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -92,7 +99,8 @@ def supervised_warmup(
     device = config.device or default_device()
     torch.manual_seed(config.seed)
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32).to(device)
+    model: Any = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=torch.float32)
+    model = model.to(device)
     tokenizer.padding_side = "left"
     rows = encode(tokenizer, examples)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
@@ -144,53 +152,105 @@ def supervised_warmup(
         "stopped": stopped,
         "seconds": time.perf_counter() - started,
         "history": history,
+        **(extra or {}),
     }
     (output_dir / "warmup.json").write_text(json.dumps(record, indent=2))
     return record
 
 
-# -- Countdown ------------------------------------------------------------------------------
+# -- a game's demonstrations and validation ------------------------------------------------
+
+VALIDATION_SEED_BASE = 10**9
+"""Validation episodes come from train-pool seeds far from any demonstration's."""
 
 
-def countdown_examples(
-    seed: int, puzzles: int, per_puzzle: int, reset: dict[str, Any], first_puzzle_seed: int = 0
+class NoDemonstrations(ValueError):
+    """The game declares no demonstrations (``GameSpec.demonstrations``)."""
+
+
+def demonstrations(
+    spec: GameSpec, seed: int, count: int, per_episode: int, reset: Mapping[str, Any]
 ) -> list[tuple[str, str]]:
-    """``(prompt, reply)`` demonstrations of train-pool Countdown puzzles, several solutions each."""
-    from env_servers.countdown.game import render_prompt
-    from env_servers.countdown.solutions import demonstrations
-
-    pairs = demonstrations(
-        seed, puzzles, per_puzzle, first_puzzle_seed=first_puzzle_seed, **_puzzle_args(reset)
-    )
-    return [(render_prompt(p.numbers, p.target), reply) for p, reply in pairs]
-
-
-def _puzzle_args(reset: dict[str, Any]) -> dict[str, int]:
-    return {k: int(reset[k]) for k in ("n_numbers", "max_num") if k in reset}
+    """The game's ``(prompt, reply)`` warm-up pairs (see ``GameSpec.demonstrations``)."""
+    if spec.demonstrations is None:
+        raise NoDemonstrations(
+            f"{spec.name} declares no demonstrations (GameSpec.demonstrations), so it has no "
+            "warm-up."
+        )
+    make = load_attribute(spec.demonstrations)
+    return list(make(seed, count, per_episode, dict(reset)))
 
 
-def countdown_validator(
-    seeds: Sequence[int], reset: dict[str, Any], max_new_tokens: int = 64, batch_size: int = 256
+def _answer_agent(spec: GameSpec, reset: Mapping[str, Any]) -> GameAgent:
+    """A fresh answer-mode agent with the game in this process."""
+    fields = {k: v for k, v in reset.items() if k != "split"}
+    factory = make_env_factory(spec, mode="answer", transport="inprocess", **fields)
+    return factory()
+
+
+def _prompt(spec: GameSpec, agent: GameAgent, seed: int) -> str:
+    assert spec.answer_prompt is not None  # answer mode: the spec checks it
+    return spec.answer_prompt(agent._reset({"seed": seed, "split": "train"}).observation)
+
+
+def _close(agent: GameAgent) -> None:
+    if agent._client is not None:
+        agent._client.close()
+
+
+def validation_seeds(
+    spec: GameSpec,
+    seed: int,
+    count: int,
+    reset: Mapping[str, Any],
+    exclude: Collection[str] = (),
+) -> list[int]:
+    """``count`` train-pool seeds whose prompts differ from each other and from ``exclude``
+    (the demonstrations' prompts), so the warm-up's stop is judged on episodes it never saw."""
+    agent = _answer_agent(spec, reset)
+    seen = set(exclude)
+    seeds: list[int] = []
+    candidate = VALIDATION_SEED_BASE + seed * 10**6
+    try:
+        while len(seeds) < count:
+            prompt = _prompt(spec, agent, candidate)
+            if prompt not in seen:
+                seen.add(prompt)
+                seeds.append(candidate)
+            candidate += 1
+    finally:
+        _close(agent)
+    return seeds
+
+
+def answer_validator(
+    spec: GameSpec,
+    seeds: Sequence[int],
+    reset: Mapping[str, Any],
+    max_new_tokens: int = 64,
+    batch_size: int = 256,
 ) -> Validator:
-    """Greedy solve rate on train-pool puzzles ``seeds``, each answer judged by the game."""
-    from clients.games import CountdownClient
-
-    options = {**reset, "split": "train"}
+    """Greedy solve rate on train-pool episodes ``seeds`` in answer mode, each reply judged by
+    the game (in this process)."""
+    solved_reward = spec.rewards[spec.solved].function
 
     def validate(model: Any, tokenizer: Any) -> float:
         solved = 0
-        with CountdownClient.in_process() as client:
-            puzzles = [(s, client.reset(seed=s, **options).observation.prompt) for s in seeds]
-            for start in range(0, len(puzzles), batch_size):
-                chunk = puzzles[start : start + batch_size]
+        agent = _answer_agent(spec, reset)
+        try:
+            episodes = [(s, _prompt(spec, agent, s)) for s in seeds]
+            for start in range(0, len(episodes), batch_size):
+                chunk = episodes[start : start + batch_size]
                 prompts = [
                     chat_prompt(tokenizer, [{"role": "user", "content": p}]) for _, p in chunk
                 ]
                 replies = generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
                 for (seed, _), ids in zip(chunk, replies, strict=True):
-                    client.reset(seed=seed, **options)
-                    text = tokenizer.decode(ids, skip_special_tokens=True)
-                    solved += bool(client.step({"message": text}).observation.correct)
-        return solved / max(1, len(puzzles))
+                    agent._reset({"seed": seed, "split": "train"})
+                    agent._answer(tokenizer.decode(ids, skip_special_tokens=True))
+                    solved += solved_reward(agent) >= 1.0
+        finally:
+            _close(agent)
+        return solved / max(1, len(episodes))
 
     return validate

@@ -1,93 +1,187 @@
-"""``arenagym warmup``: a supervised warm-up before GRPO, for models that never answer in the
-game's format (GRPO cannot reward what never happens)."""
+"""``arenagym warmup GAME``: a supervised warm-up before GRPO, for models that never answer in
+the game's format (GRPO cannot reward what never happens).
+
+Each registered game is a subcommand, made from its declaration when asked for; a game that
+declares no demonstrations (``GameSpec.demonstrations``) says so in one line and exits 1.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
-import typer
+import click
 
-from trainer.eval_cli import ResetOption, parse_reset
-
-warmup_app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Supervised warm-up on generated demonstrations, stopped at a validation solve rate.",
-)
+from clients.commands import HELP, GameCommands, parse_reset, reset_option
+from env_servers.core.spec import GameSpec
 
 SMALL_MODEL = "small"
+"""``--model small``: build a ~24M-parameter Qwen3 model from scratch first."""
+CORPUS_EXAMPLES = 4000
+"""Demonstrations the small model's tokenizer is trained on."""
 
 
-@warmup_app.callback()
-def _group() -> None:
-    """One subcommand per game."""
-
-
-VALIDATION_SEED_BASE = 10**9
-
-
-@warmup_app.command(no_args_is_help=True)
-def countdown(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            help="A model directory or Hub id with a chat template, or 'small' to build a "
-            "~24M-parameter Qwen3 model from scratch first.",
-        ),
-    ],
-    output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="The warmed-up model.")],
-    puzzles: Annotated[int, typer.Option(min=1, help="Train-pool puzzles to learn from.")] = 12000,
-    solutions: Annotated[int, typer.Option(min=1, help="Different solutions per puzzle.")] = 3,
-    stop_at: Annotated[
-        float, typer.Option(help="Stop once greedy solves this share of validation puzzles.")
-    ] = 0.25,
-    max_steps: Annotated[int, typer.Option(min=1, help="Optimiser steps at most.")] = 2500,
-    learning_rate: Annotated[float, typer.Option(help="AdamW learning rate.")] = 1e-3,
-    batch_size: Annotated[int, typer.Option(min=1, help="Demonstrations per step.")] = 256,
-    eval_every: Annotated[int, typer.Option(min=1, help="Validate every N steps.")] = 50,
-    validation: Annotated[int, typer.Option(min=1, help="Validation puzzles.")] = 256,
-    seed: Annotated[int, typer.Option(help="Seed of the demonstrations and the run.")] = 0,
-    reset: ResetOption = None,
-    device: Annotated[str | None, typer.Option(help="Torch device (default: cuda if any).")] = None,
+def _run(
+    spec: GameSpec,
+    model: str,
+    output_dir: Path,
+    episodes: int,
+    per_episode: int,
+    validation: int,
+    max_new_tokens: int,
+    reset: dict[str, Any],
+    **settings: Any,
 ) -> None:
-    """Warm a model up on Countdown demonstrations (the game's prompt, worked steps, the
-    answer tag). Validation puzzles come from the train pool, never from the held-out split."""
-    from env_servers.countdown.game import generate_puzzle, render_prompt
-    from env_servers.countdown.solutions import demonstrations
-    from trainer.smallmodel import build_model
-    from trainer.warmup import WarmupConfig, countdown_validator, supervised_warmup
+    """Make the demonstrations, pick validation episodes, warm up and save."""
+    from trainer.warmup import (
+        NoDemonstrations,
+        WarmupConfig,
+        answer_validator,
+        demonstrations,
+        supervised_warmup,
+        validation_seeds,
+    )
 
-    fields = parse_reset(reset) or {"n_numbers": 4, "max_num": 9}
-    sizes = {k: int(v) for k, v in fields.items() if k in ("n_numbers", "max_num")}
-    pairs = demonstrations(seed, puzzles, solutions, first_puzzle_seed=seed * 10**7, **sizes)
-    examples = [(render_prompt(p.numbers, p.target), reply) for p, reply in pairs]
+    try:
+        examples = demonstrations(spec, settings["seed"], episodes, per_episode, reset)
+        config = WarmupConfig(**settings)
+    except (NoDemonstrations, ValueError) as error:
+        click.echo(f"Error: {error}", err=True)
+        raise click.exceptions.Exit(1) from None
+    if not examples:
+        click.echo(f"Error: no demonstrations of {spec.name} with these settings", err=True)
+        raise click.exceptions.Exit(1)
     source = model
     if model == SMALL_MODEL:
+        from trainer.smallmodel import build_model
+
         source = str(output_dir / "initial")
-        corpus = [prompt + reply for prompt, reply in examples[:4000]]
-        build_model(source, corpus, seed=seed)
-    seen = {p.key for p, _ in pairs}
-    seeds: list[int] = []
-    candidate = VALIDATION_SEED_BASE + seed * 10**6
-    while len(seeds) < validation:
-        puzzle = generate_puzzle(split="train", seed=candidate, **sizes)
-        if puzzle.key not in seen:
-            seen.add(puzzle.key)
-            seeds.append(candidate)
-        candidate += 1
-    config = WarmupConfig(
-        learning_rate=learning_rate,
-        batch_size=batch_size,
-        max_steps=max_steps,
-        eval_every=eval_every,
-        stop_at=stop_at,
-        seed=seed,
-        device=device,
-    )
+        build_model(source, [p + r for p, r in examples[:CORPUS_EXAMPLES]], seed=config.seed)
+    prompts = {prompt for prompt, _ in examples}
+    seeds = validation_seeds(spec, config.seed, validation, reset, exclude=prompts)
+    validate = answer_validator(spec, seeds, reset, max_new_tokens=max_new_tokens)
     record = supervised_warmup(
-        source, output_dir, examples, countdown_validator(seeds, fields), config, typer.echo
+        source,
+        output_dir,
+        examples,
+        validate,
+        config,
+        click.echo,
+        extra={"distinct_prompts": len(prompts), "reset": reset},
     )
-    typer.echo(f"Warmed up in {record['steps']} steps ({record['stopped']}): {output_dir}")
+    click.echo(f"Warmed up in {record['steps']} steps ({record['stopped']}): {output_dir}")
+
+
+def game_command(spec: GameSpec) -> click.Command:
+    """``arenagym warmup <game>``: the options of :func:`trainer.warmup.supervised_warmup`."""
+    unit = spec.unit
+    params: list[click.Parameter] = [
+        click.Option(
+            ["--model", "-m"],
+            required=True,
+            help=f"A model directory or Hub id with a chat template, or '{SMALL_MODEL}' to "
+            "build a ~24M-parameter Qwen3 model from scratch first.",
+        ),
+        click.Option(
+            ["--output-dir", "-o"],
+            type=click.Path(path_type=Path, file_okay=False),
+            required=True,
+            help="Where the warmed-up model goes (with warmup.json).",
+        ),
+        click.Option(
+            ["--episodes"],
+            type=click.IntRange(1),
+            default=12000,
+            show_default=True,
+            help=f"Train-pool {unit} to learn from.",
+        ),
+        click.Option(
+            ["--per-episode"],
+            type=click.IntRange(1),
+            default=3,
+            show_default=True,
+            help="Different worked replies per episode.",
+        ),
+        click.Option(
+            ["--stop-at"],
+            type=click.FloatRange(0.0, 1.0, min_open=True),
+            default=0.25,
+            show_default=True,
+            help="Stop once greedy decoding solves this share of the validation episodes.",
+        ),
+        click.Option(
+            ["--max-steps"],
+            type=click.IntRange(1),
+            default=2500,
+            show_default=True,
+            help="Optimiser steps at most.",
+        ),
+        click.Option(
+            ["--learning-rate"],
+            type=click.FloatRange(0.0, min_open=True),
+            default=1e-3,
+            show_default=True,
+            help="AdamW learning rate.",
+        ),
+        click.Option(
+            ["--batch-size"],
+            type=click.IntRange(1),
+            default=256,
+            show_default=True,
+            help="Demonstrations per step.",
+        ),
+        click.Option(
+            ["--eval-every"],
+            type=click.IntRange(1),
+            default=50,
+            show_default=True,
+            help="Validate every N steps.",
+        ),
+        click.Option(
+            ["--validation"],
+            type=click.IntRange(1),
+            default=256,
+            show_default=True,
+            help=f"Validation {unit} (train pool, none of the demonstrated ones).",
+        ),
+        click.Option(
+            ["--max-new-tokens"],
+            type=click.IntRange(1),
+            default=64,
+            show_default=True,
+            help="Longest validation reply.",
+        ),
+        click.Option(
+            ["--seed"],
+            type=int,
+            default=0,
+            show_default=True,
+            help="Seed of the demonstrations and the run.",
+        ),
+        reset_option(),
+        click.Option(["--device"], help="Torch device (default: cuda if available, else cpu)."),
+    ]
+
+    def callback(reset_pairs: tuple[str, ...], **options: Any) -> None:
+        _run(spec, reset=parse_reset(reset_pairs), **options)
+
+    offered = "" if spec.demonstrations else " (this game declares no demonstrations)"
+    return click.Command(
+        spec.name,
+        params=params,
+        callback=callback,
+        no_args_is_help=True,
+        context_settings=HELP,
+        help=f"Warm a model up on {spec.name} demonstrations{offered}: the game's answer-mode "
+        "prompt and worked replies, stopped at a greedy solve rate on train-pool episodes "
+        "(never the held-out split).",
+    )
+
+
+warmup_app = GameCommands(
+    "warmup",
+    game_command,
+    no_args_is_help=True,
+    help="Supervised warm-up on a game's demonstrations before GRPO, stopped at a validation "
+    "solve rate.",
+)

@@ -104,8 +104,7 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
 def time_transports(run: Run) -> dict[str, Any]:
     """Both transports for ``overhead_steps`` steps each; medians over the steps after the
     first ``overhead_skip``, and the remote's extra time per step in percent."""
-    from benchmarks.learning.stages import train_args
-    from trainer.cli import _extra_overrides
+    from benchmarks.learning.stages import train_config
     from trainer.config import load_config
     from trainer.train import train
 
@@ -113,15 +112,15 @@ def time_transports(run: Run) -> dict[str, Any]:
     result: dict[str, Any] = {"steps": s.overhead_steps, "skipped": s.overhead_skip}
     for transport in TRANSPORTS:
         directory = run.path(f"overhead-{transport}")
-        args = train_args(
+        path = train_config(
             run,
             directory,
             transport=transport,
             max_steps=s.overhead_steps,
-            max_time_s="null",
-            resume="false",
+            max_time_s=None,
+            resume=False,
         )
-        config = load_config(None, **_extra_overrides(args[1:]))
+        config = load_config(path)
         with step_profile() as rows:
             started = time.perf_counter()
             train(config)

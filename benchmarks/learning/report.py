@@ -32,6 +32,20 @@ def _sampled(data: dict[str, Any] | None) -> dict[str, Any]:
     return {k: model.get(k) for k in ("samples", "pass_at_1", "pass_at_k")}
 
 
+def puzzles(model: dict[str, Any]) -> list[dict[str, Any]]:
+    """A model's greedy episodes of ``results.json`` (first samples, by seed): ``numbers``,
+    ``target`` and ``solved``."""
+    return [
+        {
+            "numbers": e["details"]["numbers"],
+            "target": e["details"]["target"],
+            "solved": e["solved"],
+        }
+        for e in model["episodes"]
+        if e.get("sample", 0) == 0
+    ]
+
+
 def summarise(run: Run) -> dict[str, Any]:
     """Every figure of the report, from the stages' outputs."""
     greedy = _load(run.path("eval-trained/results.json"))
@@ -53,9 +67,10 @@ def summarise(run: Run) -> dict[str, Any]:
     if greedy:
         base, trained = greedy["models"]
         counts = greedy["bucket_counts"]
-        keys = {(tuple(sorted(r["numbers"])), r["target"]) for r in base["results"]}
+        base_puzzles = puzzles(base)
+        keys = {(tuple(sorted(p["numbers"])), p["target"]) for p in base_puzzles}
         ratio = counts["fixed"] / counts["regressed"] if counts["regressed"] else None
-        distinct = distinct_figures(base["results"], trained["results"])
+        distinct = distinct_figures(base_puzzles, puzzles(trained))
         summary["eval"] = {
             "episodes": greedy["episodes"],
             "distinct_puzzles": len(keys),
@@ -114,7 +129,7 @@ def distinct_figures(base: list[dict[str, Any]], trained: list[dict[str, Any]]) 
         key = (tuple(sorted(before["numbers"])), before["target"])
         if key not in seen:
             seen.add(key)
-            pairs.append((bool(before["correct"]), bool(after["correct"])))
+            pairs.append((bool(before["solved"]), bool(after["solved"])))
     n = max(1, len(pairs))
     base_rate = sum(b for b, _ in pairs) / n
     trained_rate = sum(a for _, a in pairs) / n

@@ -16,8 +16,6 @@ from benchmarks.learning.gpu import GpuMemory
 from benchmarks.learning.settings import Settings
 
 STAGES = ("build", "warmup", "base-eval", "train", "eval", "overhead", "report")
-VALIDATION_SEED_BASE = 10**9
-"""Validation puzzles of the warm-up come from train-pool seeds far from the demonstrations'."""
 
 
 @dataclass
@@ -59,11 +57,11 @@ def _reset_flags(settings: Settings) -> list[str]:
 
 
 def build(run: Run) -> None:
+    from env_servers.countdown.solutions import warmup_demonstrations
     from trainer.smallmodel import build_model, parameter_count
-    from trainer.warmup import countdown_examples
 
     s = run.settings
-    corpus_pairs = countdown_examples(run.seed, min(2000, s.warmup_puzzles), 1, s.reset)
+    corpus_pairs = warmup_demonstrations(run.seed, min(2000, s.warmup_puzzles), 1, s.reset)
     # the chat template's own words too, so the rendered prompt is short
     template = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
     corpus = [template.format(prompt) + reply for prompt, reply in corpus_pairs]
@@ -73,51 +71,24 @@ def build(run: Run) -> None:
     run.record("build.json", {"parameters": parameter_count(directory), "arch": s.arch})
 
 
-def validation_seeds(run: Run, demo_keys: set[str]) -> list[int]:
-    """Train-pool puzzles that no demonstration shows, so the warm-up's stop is honest."""
-    from env_servers.countdown.game import generate_puzzle
-
-    seeds: list[int] = []
-    seen = set(demo_keys)
-    candidate = VALIDATION_SEED_BASE + run.seed * 10**6
-    while len(seeds) < run.settings.validation_puzzles:
-        puzzle = generate_puzzle(split="train", seed=candidate, **run.settings.reset)
-        if puzzle.key not in seen:
-            seen.add(puzzle.key)
-            seeds.append(candidate)
-        candidate += 1
-    return seeds
-
-
 def warmup(run: Run) -> None:
-    from env_servers.countdown.solutions import demonstrations
-    from trainer.warmup import WarmupConfig, countdown_validator, supervised_warmup
-
+    """``arenagym warmup countdown``: the game's demonstrations, validated on train-pool
+    puzzles that none of them shows."""
     s = run.settings
-    first = run.seed * 10**7
-    pairs = demonstrations(
-        run.seed, s.warmup_puzzles, s.solutions_per_puzzle, first_puzzle_seed=first, **s.reset
-    )
-    from env_servers.countdown.game import render_prompt
-
-    examples = [(render_prompt(p.numbers, p.target), reply) for p, reply in pairs]
-    seeds = validation_seeds(run, {p.key for p, _ in pairs})
-    config = WarmupConfig(
-        learning_rate=s.warmup_lr,
-        batch_size=s.warmup_batch,
-        max_steps=s.warmup_max_steps,
-        eval_every=s.warmup_eval_every,
-        stop_at=s.warmup_stop_at,
-        seed=run.seed,
-        device="cpu" if s.use_cpu else None,
-    )
-    validator = countdown_validator(seeds, s.reset, max_new_tokens=s.max_new_tokens)
+    args = ["warmup", "countdown", "-m", str(run.path("model-base"))]
+    args += ["--output-dir", str(run.path("model-warm")), "--seed", str(run.seed)]
+    args += ["--episodes", str(s.warmup_puzzles), "--per-episode", str(s.solutions_per_puzzle)]
+    args += ["--learning-rate", str(s.warmup_lr), "--batch-size", str(s.warmup_batch)]
+    args += ["--max-steps", str(s.warmup_max_steps), "--eval-every", str(s.warmup_eval_every)]
+    args += ["--stop-at", str(s.warmup_stop_at), "--validation", str(s.validation_puzzles)]
+    args += ["--max-new-tokens", str(s.max_new_tokens), *_reset_flags(s)]
+    if s.use_cpu:
+        args += ["--device", "cpu"]
     with GpuMemory() as memory:
-        record = supervised_warmup(
-            run.path("model-base"), run.path("model-warm"), examples, validator, config, run.log
-        )
-    record["gpu_memory_mib"] = memory.peak_mib
-    record["distinct_puzzles"] = len({p.key for p, _ in pairs})
+        command, seconds = arenagym(run, *args, log_name="warmup.log")
+    record = json.loads(run.path("model-warm/warmup.json").read_text())
+    record |= {"command": command, "wall_s": seconds, "gpu_memory_mib": memory.peak_mib}
+    record["distinct_puzzles"] = record.pop("distinct_prompts")
     run.record("warmup.json", record)
 
 
@@ -143,19 +114,22 @@ def base_eval(run: Run) -> None:
     run.record("base-eval.json", {"greedy": greedy, "sampled": sampled})
 
 
-def train_args(run: Run, output_dir: Path, **overrides: Any) -> list[str]:
-    """``arenagym train`` flags of this run (``overrides``: other config fields)."""
+def train_config(run: Run, output_dir: Path, **overrides: Any) -> Path:
+    """This run's ``arenagym train`` config (``overrides``: other fields), written next to
+    ``output_dir`` as ``<name>.yaml``; returns its path."""
+    import yaml
+
     s = run.settings
     fields: dict[str, Any] = {
         "game": "countdown",
-        "model": run.path("model-warm"),
-        "output_dir": output_dir,
-        "countdown_url": run.url,
+        "model": str(run.path("model-warm")),
+        "output_dir": str(output_dir),
+        "url": run.url,
         "transport": "websocket",
         "seed": run.seed,
         "episodes": s.train_episodes,
-        "reset": json.dumps(s.reset),
-        "lora": "false",
+        "reset": dict(s.reset),
+        "lora": False,
         "num_generations": s.num_generations,
         "per_device_train_batch_size": s.batch_size,
         "learning_rate": s.learning_rate,
@@ -168,19 +142,18 @@ def train_args(run: Run, output_dir: Path, **overrides: Any) -> list[str]:
         "max_time_s": s.max_time_s,
         "save_steps": s.save_steps,
         "logging_steps": 1,
-        "use_cpu": str(s.use_cpu).lower(),
+        "use_cpu": s.use_cpu,
         **overrides,
     }
-    args = ["train"]
-    for key, value in fields.items():
-        text = f"{value:.12f}".rstrip("0") if isinstance(value, float) else str(value)
-        args += [f"--{key.replace('_', '-')}", text]
-    return args
+    path = output_dir.with_name(f"{output_dir.name}.yaml")
+    path.write_text(yaml.safe_dump(fields, sort_keys=False))
+    return path
 
 
 def train(run: Run) -> None:
     with GpuMemory() as memory:
-        command, seconds = arenagym(run, *train_args(run, run.path("train")), log_name="train.log")
+        config = train_config(run, run.path("train"))
+        command, seconds = arenagym(run, "train", "--config", str(config), log_name="train.log")
     run.record(
         "train.json", {"command": command, "seconds": seconds, "gpu_memory_mib": memory.peak_mib}
     )

@@ -26,7 +26,10 @@ from env_servers.core.protocol import (
     PROTOCOL_VERSION,
     SESSION_HEADER,
 )
+from env_servers.core.registry import UnknownGame, load_spec, registered
 from env_servers.core.sessions import SessionManager
+from env_servers.core.spec import GameSpec
+from env_servers.core.web import mount_web
 from env_servers.core.ws import WebSocketEndpoint
 
 JSON = "application/json"
@@ -91,10 +94,24 @@ class GameApp(FastAPI):
             await super().__call__(scope, receive, send)
 
 
+def _registered_spec(name: str) -> GameSpec | None:
+    """The declaration registered under ``name``; None for an environment not registered."""
+    if name not in registered():
+        return None
+    try:
+        return load_spec(name)
+    except UnknownGame:
+        return None
+
+
 def create_app(
-    env_type: type[Environment[Any, Any, Any, Any]], settings: ServerSettings | None = None
+    env_type: type[Environment[Any, Any, Any, Any]],
+    settings: ServerSettings | None = None,
+    spec: GameSpec | None = None,
 ) -> FastAPI:
-    """The ASGI app serving ``env_type``. ``app.state.sessions`` is its ``SessionManager``."""
+    """The ASGI app serving ``env_type``. ``app.state.sessions`` is its ``SessionManager``;
+    ``app.state.spec`` the game's declaration (``spec``, else the one registered under the
+    environment's name), which the page at ``/web/`` is built from."""
     settings = settings or ServerSettings()
     manager = SessionManager(env_type, settings)
     schemas = _schemas(env_type)
@@ -130,6 +147,7 @@ def create_app(
     )
     app.state.sessions = manager
     app.state.settings = settings
+    app.state.spec = spec or _registered_spec(env_type.name)
 
     @app.exception_handler(EnvServerError)
     async def _on_error(request: Request, error: EnvServerError) -> Response:
@@ -204,7 +222,10 @@ def create_app(
         """JSON schemas of the action, observation, state and reset parameters."""
         return schemas
 
+    mount_web(app, env_type.name, env_type.description)
+
     app.websocket_endpoint = WebSocketEndpoint(manager)
-    app.router.add_websocket_route("/ws", app.websocket_endpoint)
+    # an ASGI app as the endpoint: Starlette serves it as is (its hint names functions only)
+    app.router.add_websocket_route("/ws", app.websocket_endpoint)  # type: ignore[arg-type]
 
     return app

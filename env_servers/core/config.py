@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug", "trace"]
+WebSocketMode = Literal["inline", "asgi"]
+WEBSOCKET_MODES: tuple[WebSocketMode, ...] = ("inline", "asgi")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -35,6 +37,10 @@ class ServerSettings:
     """Largest WebSocket frame or HTTP body answered; larger ones get VALIDATION_ERROR."""
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     """Seconds SIGTERM waits for in-flight requests before closing connections."""
+    ws: WebSocketMode = "inline"
+    """How ``/ws`` is served: ``inline`` answers frames inside uvicorn's WebSocket protocol
+    (the fast path; it falls back to ``asgi``, with a warning, on a uvicorn or websockets it
+    is not tested on); ``asgi`` through the app's endpoint, as under any other ASGI server."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -51,3 +57,5 @@ class ServerSettings:
             )
         if self.drain_timeout < 0:
             raise ValueError(f"drain_timeout must not be negative, got {self.drain_timeout}")
+        if self.ws not in WEBSOCKET_MODES:
+            raise ValueError(f"ws must be one of {', '.join(WEBSOCKET_MODES)}, got {self.ws!r}")

@@ -41,7 +41,7 @@ def observation_json(observation: Observation) -> bytes:
         for lifted in _LIFTED:
             fields.pop(lifted, None)
         return orjson.dumps(fields, default=_fields)
-    return observation.__pydantic_serializer__.to_json(observation, exclude=_LIFTED)
+    return observation.__pydantic_serializer__.to_json(observation, exclude=set(_LIFTED))
 
 
 def _fields(value: Any) -> Any:

@@ -16,6 +16,9 @@ and shutdown. Other WebSocket paths go to the ASGI app, and ``ws.WebSocketEndpoi
 
 One difference from the ASGI path: a text frame that is not valid UTF-8 gets an
 ``INVALID_JSON`` error frame and the socket stays open (uvicorn's ASGI path closes with 1007).
+
+This module subclasses a private uvicorn class and reads websockets' parser state, so
+``server.websocket_protocol`` imports it only on the versions in ``INLINE_WS_TESTED``.
 """
 
 from __future__ import annotations

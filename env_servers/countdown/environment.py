@@ -70,6 +70,7 @@ class CountdownEnvironment(
         state = self._state
         state.step_count += 1
         state.attempts_left = game.attempts_left
+        state.invalid_count = game.invalid_count
         state.done = game.done
         state.solved = game.solved
         state.solution = game.solution
@@ -92,6 +93,8 @@ class CountdownEnvironment(
             expression=verdict.expression if verdict is not None else None,
             value=float(value) if value is not None else None,
             correct=verdict.correct if verdict is not None else False,
+            invalid_move=verdict.invalid if verdict is not None else False,
+            invalid_count=game.invalid_count,
             reason=verdict.reason if verdict is not None else None,
             feedback=game.feedback,
             solution=game.solution,

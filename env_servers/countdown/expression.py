@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 MAX_EXPRESSION_CHARS = 200
 """Longest expression the verifier looks at (six numbers need about 40 characters)."""
@@ -57,12 +58,15 @@ class Verdict:
 
     ``expression`` is what was checked (``None`` when nothing could be extracted), ``value``
     its exact value when it could be computed, ``reason`` why it is wrong (``None`` when right).
+    ``invalid``: not an answer to this puzzle at all (no expression, not an allowed one, or not
+    exactly the given numbers), as opposed to a wrong one (the right numbers, the wrong value).
     """
 
     expression: str | None
     value: Fraction | None
     correct: bool
     reason: str | None
+    invalid: bool = False
 
 
 # --------------------------------------------------------------------------- evaluator
@@ -175,7 +179,7 @@ def _evaluate(node: ast.expr) -> int | Fraction:
     Whole values stay ``int`` (several times faster than ``Fraction``); only a division that
     leaves a remainder makes a ``Fraction``."""
     if isinstance(node, ast.Constant):
-        return node.value  # type: ignore[no-any-return]
+        return cast(int, node.value)  # _check_tree admits integer constants only
     if isinstance(node, ast.UnaryOp):
         operand = _evaluate(node.operand)
         return -operand if isinstance(node.op, ast.USub) else operand
@@ -199,7 +203,7 @@ def _evaluate(node: ast.expr) -> int | Fraction:
     if type(result) is int:
         if abs(result) > MAX_MAGNITUDE:
             raise ExpressionError(_TOO_LARGE)
-    elif not within_bounds(result):
+    elif not within_bounds(cast(Fraction, result)):
         raise ExpressionError(_TOO_LARGE)
     return result
 
@@ -222,14 +226,14 @@ def verify(expression: str | None, numbers: Sequence[int], target: int) -> Verdi
     (division by zero), then a wrong value. Never raises.
     """
     if expression is None or not expression.strip():
-        return Verdict(None, None, False, NO_EXPRESSION)
+        return Verdict(None, None, False, NO_EXPRESSION, invalid=True)
     expression = expression.strip()
     try:
         node, literals = parse(expression)
     except ExpressionError as error:
         if len(expression) > MAX_EXPRESSION_CHARS:  # don't echo a huge input back
             expression = expression[:MAX_EXPRESSION_CHARS] + "…"
-        return Verdict(expression, None, False, error.reason)
+        return Verdict(expression, None, False, error.reason, invalid=True)
     value: Fraction | None = None
     reason: str | None = None
     try:
@@ -241,7 +245,7 @@ def verify(expression: str | None, numbers: Sequence[int], target: int) -> Verdi
         reason = usage
     elif reason is None and value != target:
         reason = f"= {format_value(value)}, target {target}"
-    return Verdict(expression, value, reason is None, reason)
+    return Verdict(expression, value, reason is None, reason, invalid=usage is not None)
 
 
 def verify_message(message: str, numbers: Sequence[int], target: int) -> Verdict:

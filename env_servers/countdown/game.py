@@ -227,6 +227,10 @@ def _combine(left: _Item, op: str, right: _Item) -> _Item | None:
 # --------------------------------------------------------------------------- the episode
 
 
+MAX_INVALID_MOVES = 10
+"""Invalid answers allowed in one episode (as Wordle's); the last of them ends it unsolved."""
+
+
 def render_prompt(numbers: Sequence[int], target: int, attempts: int = 1) -> str:
     """The puzzle as a model reads it (the wording of the common TinyZero Countdown prompt,
     asking for an expression rather than an equation)."""
@@ -247,9 +251,11 @@ def render_prompt(numbers: Sequence[int], target: int, attempts: int = 1) -> str
 class CountdownGame:
     """One episode: a puzzle and a number of attempts.
 
-    Every submission uses an attempt, and one with no expression in it is a wrong answer
-    (a model that answers nothing gets no second chance for free). The episode ends on the
-    first correct answer or when no attempts are left.
+    As in Wordle, an invalid answer (no expression, not an allowed one, or not exactly the
+    given numbers) is an invalid move: reported with its reason, it uses no attempt, and the
+    ``MAX_INVALID_MOVES``-th ends the episode unsolved. A well-formed expression of the given
+    numbers with the wrong value (or a division by zero) uses an attempt. The episode ends on
+    the first correct answer, when no attempts are left, or at the invalid-move cap.
     """
 
     def __init__(self, puzzle: Puzzle, attempts: int = 1) -> None:
@@ -259,13 +265,14 @@ class CountdownGame:
         self.attempts = attempts
         self.attempts_left = attempts
         self.solved = False
+        self.invalid_count = 0
         self.last: Verdict | None = None
         self._solution = puzzle.solution
         self._searched = puzzle.solution is not None
 
     @property
     def done(self) -> bool:
-        return self.solved or self.attempts_left == 0
+        return self.solved or self.attempts_left == 0 or self.invalid_count >= MAX_INVALID_MOVES
 
     @property
     def solution(self) -> str | None:
@@ -299,7 +306,10 @@ class CountdownGame:
             verdict = verify(expression, numbers, target)
         else:
             verdict = verify_message(message or "", numbers, target)
-        self.attempts_left -= 1
+        if verdict.invalid:
+            self.invalid_count += 1
+        else:
+            self.attempts_left -= 1
         self.solved = verdict.correct
         self.last = verdict
         return verdict

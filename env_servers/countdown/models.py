@@ -132,6 +132,14 @@ class CountdownObservation(Observation):
         default=None, description="The expression's value, when it could be computed."
     )
     correct: bool = Field(default=False, description="Whether the last answer was right.")
+    invalid_move: bool = Field(
+        default=False,
+        description="Whether the last answer was not an answer to the puzzle at all (no "
+        "expression, not an allowed one, or not exactly the given numbers): it used no attempt.",
+    )
+    invalid_count: int = Field(
+        default=0, ge=0, description="Invalid answers so far; the 10th ends the episode."
+    )
     reason: str | None = Field(
         default=None,
         description="Why the last answer was wrong, e.g. 'uses 7 twice', '= 19, target 20', "
@@ -163,6 +171,7 @@ class CountdownState(State):
     target: int = Field(default=0, description="The number to make (0 before the first reset).")
     attempts: int = Field(default=0, ge=0, description="Answers allowed in this episode.")
     attempts_left: int = Field(default=0, ge=0, description="Answers still allowed.")
+    invalid_count: int = Field(default=0, ge=0, description="Invalid answers so far.")
     done: bool = Field(default=False, description="Whether the episode is over.")
     solved: bool = Field(default=False, description="Whether the puzzle was solved.")
     solution: str | None = Field(

@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from env_servers.countdown.game import Puzzle, generate_puzzle
+from env_servers.countdown.game import Puzzle, generate_puzzle, render_prompt
+from env_servers.countdown.models import CountdownResetOptions
 
 _ATOM, _PRODUCT, _SUM = 3, 2, 1
 _PRECEDENCE = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
@@ -96,6 +98,7 @@ def demonstrations(
     *,
     n_numbers: int = 4,
     max_num: int = 9,
+    big_numbers: bool = False,
     first_puzzle_seed: int = 0,
 ) -> list[tuple[Puzzle, str]]:
     """``(puzzle, reply)`` pairs from the train pool: ``per_puzzle`` different solutions of
@@ -105,7 +108,11 @@ def demonstrations(
     pairs: list[tuple[Puzzle, str]] = []
     for i in range(puzzles):
         puzzle = generate_puzzle(
-            split="train", seed=first_puzzle_seed + i, n_numbers=n_numbers, max_num=max_num
+            split="train",
+            seed=first_puzzle_seed + i,
+            n_numbers=n_numbers,
+            max_num=max_num,
+            big_numbers=big_numbers,
         )
         found = solutions(puzzle.numbers, puzzle.target)
         if not found:
@@ -114,3 +121,31 @@ def demonstrations(
         pairs += [(puzzle, solution.reply()) for solution in chosen]
     rng.shuffle(pairs)
     return pairs
+
+
+FIRST_SEED_STRIDE = 10**7
+"""Run seed ``s`` demonstrates the train-pool puzzles of game seeds ``s * FIRST_SEED_STRIDE ..``."""
+
+
+def warmup_demonstrations(
+    seed: int, count: int, per_episode: int, reset: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """Countdown's warm-up data (``GameSpec.demonstrations``): ``(prompt, reply)`` pairs, the
+    game's own answer-mode prompt and a worked solution, ``per_episode`` different ones for
+    each of ``count`` train-pool puzzles made with the ``reset`` fields."""
+    options = CountdownResetOptions.model_validate(reset)
+    if options.numbers is not None or options.target is not None:
+        raise ValueError("demonstrations come from generated puzzles: leave out numbers/target")
+    pairs = demonstrations(
+        seed,
+        count,
+        per_episode,
+        n_numbers=options.n_numbers,
+        max_num=options.max_num,
+        big_numbers=options.big_numbers,
+        first_puzzle_seed=seed * FIRST_SEED_STRIDE,
+    )
+    return [
+        (render_prompt(puzzle.numbers, puzzle.target, options.attempts), reply)
+        for puzzle, reply in pairs
+    ]

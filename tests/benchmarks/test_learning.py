@@ -1,5 +1,6 @@
-"""The learning benchmark's pieces on a CPU: solutions, the small model, the warm-up, pooled
-verification, the time limit, and (slow) every stage end to end at tiny sizes."""
+"""The learning benchmark's pieces on a CPU: solutions, the small model, the warm-up, answer
+judging over several sessions, the time limit, and (slow) every stage end to end at tiny
+sizes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from env_servers.countdown.expression import verify_message
-from env_servers.countdown.solutions import demonstrations, solutions
+from env_servers.countdown.solutions import demonstrations, solutions, warmup_demonstrations
+
+RESET = {"n_numbers": 4, "max_num": 9}
 
 
 def test_every_solution_is_right_and_its_worked_steps_distinct() -> None:
@@ -47,9 +50,38 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _examples(puzzles: int) -> list[tuple[str, str]]:
-    from trainer.warmup import countdown_examples
+    return warmup_demonstrations(0, puzzles, 2, RESET)
 
-    return countdown_examples(0, puzzles, 2, {"n_numbers": 4, "max_num": 9})
+
+def test_the_spec_declares_demonstrations_in_the_answer_mode_prompt() -> None:
+    from env_servers.core.registry import load_spec
+    from trainer.warmup import demonstrations as game_demonstrations
+    from trainer.warmup import validation_seeds
+
+    spec = load_spec("countdown")
+    pairs = game_demonstrations(spec, 0, 10, 2, RESET)
+    assert pairs == _examples(10)
+    agent = spec.client.in_process()
+    try:
+        observation = agent.reset(seed=0, split="train", **RESET).observation
+    finally:
+        agent.close()
+    assert spec.answer_prompt is not None
+    prompts = {prompt for prompt, _ in pairs}
+    assert spec.answer_prompt(observation) in prompts  # the game's own prompt, seeds 0..9
+    seeds = validation_seeds(spec, 0, 5, RESET, exclude=prompts)
+    assert len(seeds) == 5 == len(set(seeds))
+
+
+def test_warmup_of_a_game_without_demonstrations_is_one_line() -> None:
+    from click.testing import CliRunner
+
+    from trainer.warmup_cli import warmup_app
+
+    result = CliRunner().invoke(warmup_app, ["wordle", "-m", "tiny", "-o", "unused"])
+    assert result.exit_code == 1
+    assert result.output.strip().count("\n") == 0
+    assert "declares no demonstrations" in result.output
 
 
 def test_small_model_splits_digits_and_renders_the_qwen3_template(small_model: Path) -> None:
@@ -88,28 +120,35 @@ def test_warmup_learns_only_the_reply_and_records_its_curve(
     assert (tmp_path / "warm" / "config.json").is_file()
 
 
-def test_pooled_verifier_gives_the_single_verifiers_verdicts(countdown_server: object) -> None:
-    from clients.games import CountdownClient
-    from trainer.pooled import pooled_verifier
-    from trainer.rewards import CountdownVerifier
+def test_answer_judge_over_several_sessions_gives_one_sessions_verdicts(
+    countdown_server: object,
+) -> None:
+    from clients.trl import make_env_factory
+    from trainer.rewards import AnswerJudge, reward_functions
 
-    reset = {"n_numbers": 4, "max_num": 9}
     seeds = list(range(12))
-    with CountdownClient.in_process() as local:
-        answers = []
-        for seed in seeds:
-            observation = local.reset(seed=seed, split="train", **reset).observation
-            found = solutions(observation.numbers, observation.target)
-            answers.append(found[0].reply() if seed % 2 and found else "<answer>1</answer>")
-        expected = CountdownVerifier(local, reset)(answers, seeds, ["train"] * 12)
+    local = make_env_factory("countdown", mode="answer", transport="inprocess", **RESET)()
+    answers = []
+    for seed in seeds:
+        observation = local._reset({"seed": seed, "split": "train"}).observation
+        found = solutions(observation.numbers, observation.target)
+        answers.append(found[0].reply() if seed % 2 and found else "<answer>1</answer>")
+    columns = {"seed": seeds, "split": ["train"] * 12}
+    spec = local._game_spec
+    (one,), _ = reward_functions(spec, {"correct": 1.0}, AnswerJudge(local))
+    expected = one(answers, **columns)
     url = countdown_server.url  # type: ignore[attr-defined]
-    verifier, clients = pooled_verifier(lambda: CountdownClient.from_url(url), reset, 3)
+    remote = make_env_factory("countdown", url=url, mode="answer", **RESET)
+    judge = AnswerJudge([remote() for _ in range(3)])
     try:
-        assert verifier(answers, seeds, ["train"] * 12) == expected
+        (pooled,), _ = reward_functions(spec, {"correct": 1.0}, judge)
+        assert pooled(answers, **columns) == expected
     finally:
-        for client in clients:
-            client.close()
-    assert sum(expected) >= 3
+        judge.close()
+        for agent in judge.agents:
+            assert agent._client is not None
+            agent._client.close()
+    assert sum(v or 0.0 for v in expected) >= 3
 
 
 def test_time_limit_stops_training() -> None:

@@ -13,9 +13,9 @@ import pytest
 import uvicorn
 from pydantic import Field
 
+from clients import AsyncWordleClient, WordleClient
 from clients.base import space_url
 from clients.errors import CapacityError, ConnectError, InvalidRequestError, SessionError
-from clients.games import AsyncWordleClient, WordleClient
 from clients.transports import WebSocketTransport
 from env_servers.wordle.models import WordleAction, WordleObservation
 from tests.live import LiveServer, live_server
@@ -64,7 +64,7 @@ def test_dropped_socket_is_resumed_without_losing_the_episode(wordle_server: Liv
         assert isinstance(transport, WebSocketTransport)
         session_id = client.session_id
         # cut the connection under the client, as a network failure would
-        client._loop.run(transport._ws.close())  # type: ignore[union-attr]
+        transport._ws.close()  # type: ignore[union-attr]
         result = client.step({"guess": "crane"})
         assert result.done and result.reward == 1.0
         assert transport.reconnects == 1 and client.session_id == session_id
@@ -75,7 +75,7 @@ def test_resume_of_an_expired_session_is_a_session_error() -> None:
     with live_server("wordle", session_ttl=0.2) as server:
         client = WordleClient.from_url(server.url, max_retries=1)
         client.reset(word="crane")
-        client._loop.run(client.transport._ws.close())  # type: ignore[attr-defined]
+        client.transport._ws.close()  # type: ignore[attr-defined]
         time.sleep(1.0)  # the detached session expires
         with pytest.raises(SessionError, match="Unknown session"):
             client.step({"guess": "crane"})
@@ -106,7 +106,8 @@ def test_space_urls() -> None:
 
 def test_clients_never_import_fastapi() -> None:
     code = (
-        "import sys, clients.games, clients.trl, clients.transports; "
+        "import sys, clients, clients.trl, clients.transports, clients.play; "
+        "from clients import WordleClient, CountdownClient; "
         "assert 'fastapi' not in sys.modules and 'starlette' not in sys.modules, 'fastapi'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -11,21 +11,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pexpect
 import psutil
 import pytest
+from click.testing import CliRunner
 from rich.console import Console, RenderableType
-from typer.testing import CliRunner
 
 from clients.local_server import free_port
 from clients.play import Quit, ask, play_app
-from clients.play_countdown import format_value, render_countdown
-from clients.play_wordle import letter_marks, render_wordle
 from env_servers.countdown.expression import verify
 from env_servers.countdown.game import solve
 from env_servers.countdown.models import CountdownObservation
+from env_servers.countdown.terminal import format_value, render_countdown
 from env_servers.wordle.models import GuessFeedback, WordleObservation
+from env_servers.wordle.terminal import letter_marks, render_wordle
 from tests.live import live_server
 
 ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Za-z]|[=>])")
@@ -197,6 +198,15 @@ class Player:
         self.transcript += screen
         return index, screen
 
+    def wait_reading_input(self) -> None:
+        """Block until the child's main thread sits in ``read`` on its terminal: the prompt is
+        printed before ``input`` starts reading, so a key sent on seeing it can arrive early."""
+        syscall = Path(f"/proc/{self.child.pid}/syscall")
+        deadline = time.monotonic() + TIMEOUT
+        while not syscall.read_text().startswith("0 0x0 "):  # read(0, …)
+            assert self.child.isalive() and time.monotonic() < deadline, self.transcript
+            time.sleep(0.01)
+
     def type(self, line: str) -> None:
         self.child.sendline(line)
 
@@ -271,6 +281,7 @@ def test_ctrl_c_quits_cleanly_and_stops_the_local_server(players: list[Player]) 
     players.append(player)
     _, screen = player.read_until(EXPRESSION)
     port, pid = local_server_of(screen)
+    player.wait_reading_input()
     player.child.sendintr()
     assert player.wait_exit() == 0
     assert_gone(port, pid)
@@ -297,9 +308,18 @@ def test_countdown_against_a_running_server_over_http(players: list[Player]) -> 
         assert re.search(rf"Feedback\s+{re.escape(reason)}", screen), screen
         assert re.search(r"Attempts left\s+1", screen)
 
-        player.type("3 +* (")
+        player.type("3 +* (")  # not an expression: refused, no attempt used
+        _, screen = player.read_until(EXPRESSION)
+        assert f"Not accepted: {verify('3 +* (', numbers, target).reason}" in screen
+        assert "(no attempt used)" in screen and re.search(r"Attempts left\s+1", screen)
+
+        wrong = next(
+            e
+            for e in wrong_answers(numbers)
+            if (verdict := verify(e, numbers, target)).reason and not verdict.invalid
+        )
+        player.type(wrong)
         _, screen = player.read_until(AGAIN)
-        assert verify("3 +* (", numbers, target).reason in screen
         assert "Out of attempts." in screen and re.search(rf"Solution\s+.+ = {target}", screen)
 
         player.type("y")
@@ -358,3 +378,39 @@ def wrong_answers(numbers: list[int]) -> Iterator[str]:
     """Expressions that use every number once; at most one of them can hit the target."""
     for op in ("+", "*", "-"):
         yield f" {op} ".join(map(str, numbers))
+
+
+def test_a_game_without_a_terminal_view_gets_the_generic_one() -> None:
+    import dataclasses
+
+    from clients.play import game_command, game_ui
+    from env_servers.core.registry import load_spec
+
+    spec = dataclasses.replace(load_spec("countdown"), terminal=None)
+    ui = game_ui(spec)
+    assert ui.action("3 * 9 - 7") == {"expression": "3 * 9 - 7"}  # its first text field
+    assert ui.action('{"message": "<answer>3 + 4</answer>"}') == {
+        "message": "<answer>3 + 4</answer>"
+    }
+    observation = CountdownObservation(
+        prompt="Make 20 from 3, 9, 7.", numbers=[3, 9, 7], target=20, attempts_left=1
+    )
+    text, _ = render(ui.render(observation, False))
+    assert "Make 20 from 3, 9, 7." in text and "target: 20" in text
+    result = CliRunner().invoke(game_command(spec), ["--help"], terminal_width=120)
+    assert "--n-numbers" in result.output and "--reset FIELD=VALUE" in result.output
+
+
+def test_a_server_of_another_game_is_named() -> None:
+    with live_server("wordle") as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "env_servers", "play", "countdown", "--url", server.url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2, result.stderr
+    assert (
+        "serves wordle, not countdown" in result.stderr and "arenagym play wordle" in result.stderr
+    )
+    assert "Traceback" not in result.stderr

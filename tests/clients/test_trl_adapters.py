@@ -9,7 +9,9 @@ import time
 import pytest
 
 from clients.errors import ClientError
-from clients.trl import CountdownToolEnv, WordleToolEnv, make_env_factory
+from clients.trl import make_env_factory
+from env_servers.countdown.agent import CountdownToolEnv
+from env_servers.wordle.agent import WordleToolEnv
 from tests.live import LiveServer
 
 
@@ -27,6 +29,28 @@ def test_exactly_one_tool_each_and_no_reward_hook() -> None:
     assert tools_of(CountdownToolEnv) == ["submit"]
     for cls in (WordleToolEnv, CountdownToolEnv, make_env_factory("wordle", url="http://x")):
         assert not hasattr(cls, "get_reward") and not hasattr(cls, "close")
+
+
+def test_modes_and_the_servers_own_reward() -> None:
+    assert tools_of(make_env_factory("countdown", mode="tools")) == ["submit"]
+    answer = make_env_factory("countdown", mode="answer")  # one text answer, no tools
+    assert answer._mode == "answer" and tools_of(answer) == []
+    with pytest.raises(ValueError, match="is played in mode tools"):
+        make_env_factory("wordle", mode="answer")
+    owned = make_env_factory("countdown", mode="tools", server_reward=True, transport="inprocess")
+    assert tools_of(owned) == ["submit"]  # get_reward is TRL's reward hook, not a tool
+    env = owned()
+    env.reset(numbers=[3, 9, 7], target=20)
+    assert env.get_reward() == 0.0
+    env.submit("3 * 9 - 7")
+    assert env.get_reward() == 1.0 and env.solved
+
+
+def test_answer_mode_sends_the_whole_reply_to_the_server() -> None:
+    env = make_env_factory("countdown", mode="answer", transport="inprocess")()
+    assert env.reset(numbers=[3, 9, 7], target=20) is None  # the row's prompt is the question
+    env._answer("Let me think. 3 * 9 = 27, minus 7 is 20. <answer>3 * 9 - 7</answer>")
+    assert env.solved and env.answered and env.expression == "3 * 9 - 7" and env.value == 20
 
 
 def test_guess_tool_schema_is_what_trl_renders() -> None:

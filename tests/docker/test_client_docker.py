@@ -12,8 +12,6 @@ import pytest
 from clients import WordleClient
 from tests.docker.support import build_image, play_wordle, remove_images, require_docker
 
-pytest.importorskip("docker")
-
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
 
 

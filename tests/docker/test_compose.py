@@ -25,12 +25,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 from clients.local_server import free_port
 from env_servers.wordle import game
 from tests.docker.support import REPO, compose_command, play_wordle, remove_images, run
-
-yaml = pytest.importorskip("yaml")
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.timeout(1800)]
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
 from websockets.sync.client import connect
 
 ARENAGYM = [sys.executable, "-m", "env_servers"]
@@ -38,12 +41,12 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 30
     raise AssertionError("server did not become healthy")
 
 
-@pytest.fixture
-def served() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+@contextlib.contextmanager
+def serving(*flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
     env = {**os.environ, "ARENAGYM_PORT": str(port), "ARENAGYM_MAX_SESSIONS": "7"}
     process = subprocess.Popen(
-        [*ARENAGYM, "serve", "wordle", "--log-level", "warning"],
+        [*ARENAGYM, "serve", "wordle", "--log-level", "warning", *flags],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -56,6 +59,12 @@ def served() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         if process.poll() is None:
             process.kill()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    with serving() as served:
+        yield served
 
 
 def test_settings_come_from_environment_variables(
@@ -81,6 +90,22 @@ def test_sigterm_drains_and_closes_sockets_with_1001(
     assert process.wait(timeout=15) in (0, -signal.SIGTERM)
 
 
+def test_ws_asgi_serves_ws_through_the_app() -> None:
+    with (
+        serving("--ws", "asgi") as (url, process),
+        connect(url.replace("http", "ws") + "/ws") as ws,
+    ):
+        ws.send(json.dumps({"type": "reset", "data": {}}))
+        assert json.loads(ws.recv(timeout=5))["type"] == "observation"
+        # invalid UTF-8 tells the paths apart: inline answers INVALID_JSON, ASGI closes 1007
+        ws.socket.sendall(Frame(Opcode.TEXT, b'"\xff"').serialize(mask=True, extensions=[]))
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=5)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
+        process.terminate()
+        assert b"Serving /ws through ASGI" not in process.communicate(timeout=15)[1]
+
+
 def test_list_and_unknown_game() -> None:
     listed = subprocess.run([*ARENAGYM, "serve", "--list"], capture_output=True, text=True)
     assert listed.returncode == 0
@@ -96,3 +121,38 @@ def test_bad_setting_is_reported_not_raised() -> None:
     )
     assert result.returncode != 0 and "max_sessions must be at least 1" in result.stderr
     assert "Traceback" not in result.stderr
+    env = {**os.environ, "ARENAGYM_WS": "fast"}
+    result = subprocess.run([*ARENAGYM, "serve", "wordle"], capture_output=True, text=True, env=env)
+    assert result.returncode == 2 and "'fast' is not one of 'inline', 'asgi'" in plain(
+        result.stderr
+    )
+
+
+def plain(text: str) -> str:
+    """Terminal text without the boxes that rich draws around errors, on one line."""
+    return " ".join(re.sub("[│╭╮╰╯─]", " ", text).split())
+
+
+def test_every_wrong_value_is_one_message_and_exit_code_2() -> None:
+    cases = [
+        (["serve", "wordel"], "Did you mean 'wordle'?"),
+        (["serve", "wordle", "--log-level", "verbose"], "'verbose' is not one of"),
+        (["serve", "wordle", "--port", "http"], "Invalid value for '--port'"),
+    ]
+    for args, message in cases:
+        result = subprocess.run([*ARENAGYM, *args], capture_output=True, text=True)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in plain(result.stderr) and "Traceback" not in result.stderr, result.stderr
+    assert subprocess.run([*ARENAGYM, "serve", "-h"], capture_output=True).returncode == 0
+
+
+def test_a_port_in_use_is_named_before_starting() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [*ARENAGYM, "serve", "wordle", "--port", str(port)], capture_output=True, text=True
+        )
+    assert result.returncode == 2 and f"Port {port} on 127.0.0.1 is in use" in result.stderr
+    assert "--port" in result.stderr and "Application startup" not in result.stderr

@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("trl")
-
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 

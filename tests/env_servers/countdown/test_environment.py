@@ -14,6 +14,7 @@ from env_servers.core.errors import EnvServerError
 from env_servers.core.sessions import SessionManager
 from env_servers.countdown.environment import CountdownEnvironment
 from env_servers.countdown.expression import verify
+from env_servers.countdown.game import MAX_INVALID_MOVES
 from env_servers.countdown.models import (
     CountdownAction,
     CountdownObservation,
@@ -54,13 +55,35 @@ def test_single_attempt_right() -> None:
 
 def test_single_attempt_wrong_reveals_a_solution() -> None:
     env, observation = start(seed=0, split="eval")
-    result = env.step(CountdownAction(expression="1 + 1"))
+    a, b, c = observation.numbers
+    result = env.step(CountdownAction(expression=f"{a} + {b} + {c}"))
+    if result.correct:  # the sum happens to be the target: try another seed's puzzle
+        env, observation = start(seed=1, split="eval")
+        a, b, c = observation.numbers
+        result = env.step(CountdownAction(expression=f"{a} + {b} + {c}"))
     assert result.done and result.reward == 0.0 and not result.correct
-    assert result.value == 2.0 and result.reason and "uses 1" in result.reason
+    assert not result.invalid_move and result.value == a + b + c
     assert result.solution is not None
     assert verify(result.solution, observation.numbers, observation.target).correct
     assert env.state.solution == result.solution and not env.state.solved
     assert env.state.split == "eval"
+
+
+def test_an_invalid_answer_costs_no_attempt_and_says_why() -> None:
+    env, _ = start(numbers=[3, 9, 2], target=24)
+    for answer, reason in (
+        (CountdownAction(expression="1 + 1"), "uses 1, which is not one of the numbers"),
+        (CountdownAction(message="hello"), "no arithmetic expression found"),
+        (CountdownAction(expression="3 ** 9 - 2"), "power"),
+    ):
+        result = env.step(answer)
+        assert result.invalid_move and not result.done and result.attempts_left == 1, result
+        assert reason in (result.reason or "") and result.reward == 0.0
+    assert result.invalid_count == 3 and env.state.invalid_count == 3
+    for count in range(4, MAX_INVALID_MOVES + 1):  # the cap ends the episode, unsolved
+        result = env.step(CountdownAction(message="no idea"))
+        assert result.invalid_count == count and result.done == (count == MAX_INVALID_MOVES)
+    assert result.attempts_left == 1 and not env.state.solved and result.solution is not None
 
 
 def test_several_attempts_give_feedback_and_keep_the_solution_hidden() -> None:
@@ -72,10 +95,14 @@ def test_several_attempts_give_feedback_and_keep_the_solution_hidden() -> None:
     assert first.solution is None and env.state.solution is None
     second = env.step(CountdownAction(message="Hmm, I am not sure."))
     assert second.reason == "no arithmetic expression found" and second.expression is None
-    assert second.attempts_left == 1 and env.state.solution is None
-    third = env.step(CountdownAction(message="<answer>(9 + 3) * 2 = 24</answer>"))
-    assert third.done and third.reward == 1.0 and third.solution is not None
-    assert env.state.step_count == 3 and env.state.solved
+    assert second.invalid_move and second.attempts_left == 2 and env.state.solution is None
+    third = env.step(CountdownAction(expression="9 / (3 - 3) * 2"))  # the wrong numbers
+    assert third.invalid_move and third.attempts_left == 2
+    fourth = env.step(CountdownAction(expression="9 * 2 / (3 - 3)"))  # uses 3 twice
+    assert fourth.invalid_move
+    fifth = env.step(CountdownAction(message="<answer>(9 + 3) * 2 = 24</answer>"))
+    assert fifth.done and fifth.reward == 1.0 and fifth.solution is not None
+    assert env.state.step_count == 5 and env.state.solved
 
 
 def test_fractional_values_are_reported() -> None:
@@ -107,7 +134,8 @@ def test_through_the_session_layer() -> None:
         with pytest.raises(EnvServerError):
             manager.step(session, bad)
     assert manager.state(session).attempts_left == 2  # invalid requests cost nothing
-    assert manager.step(session, {"message": ""}).attempts_left == 1
+    assert manager.step(session, {"message": ""}).attempts_left == 2  # nor invalid answers
+    assert manager.step(session, {"expression": "3 + 9 + 2"}).attempts_left == 1
     last = manager.step(session, {"expression": "(3 + 9) * 2", "metadata": {"id": 1}})
     assert last.done and last.reward == 1.0
     with pytest.raises(EnvServerError):

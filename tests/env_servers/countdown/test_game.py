@@ -142,7 +142,9 @@ def test_explicit_puzzle_keeps_its_order_and_finds_a_solution_only_when_needed()
     assert puzzle.numbers == (8, 3, 8, 3) and puzzle.solution is None and puzzle.seed is None
     game = CountdownGame(puzzle)
     assert game.solution is None
-    game.submit(expression="8 * 3")
+    game.submit(expression="8 * 3")  # not all the numbers: invalid, no attempt used
+    assert not game.done and game.invalid_count == 1 and game.solution is None
+    game.submit(expression="8 + 3 + 8 + 3")
     assert game.done and game.solution is not None
     assert verify(game.solution, puzzle.numbers, 24).correct
 
@@ -158,15 +160,16 @@ def test_one_attempt() -> None:
 
 
 def test_several_attempts_with_feedback() -> None:
-    game = CountdownGame(Puzzle((3, 9, 2), 24, "(3 + 9) * 2"), attempts=4)
+    game = CountdownGame(Puzzle((3, 9, 2), 24, "(3 + 9) * 2"), attempts=2)
     game.submit(expression="3 * 9 - 2")
     assert game.feedback == "3 * 9 - 2 = 25, target 24."
-    assert game.attempts_left == 3 and game.solution is None
-    game.submit(expression="3 * 9 - 3")
+    assert game.attempts_left == 1 and game.solution is None
+    game.submit(expression="3 * 9 - 3")  # invalid moves from here: no attempt used
     assert game.feedback == "3 * 9 - 3 = 24, but it uses 3 twice; does not use 2."
     game.submit(message="I give up")
     assert game.feedback == "No arithmetic expression found."
     assert not game.done and game.solution is None and game.attempts_left == 1
+    assert game.invalid_count == 2
     game.submit(expression="9 / 2 + 3")
     assert game.feedback == "9 / 2 + 3 = 15/2, target 24."
     assert game.done and not game.solved and game.solution == "(3 + 9) * 2"

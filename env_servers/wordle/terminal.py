@@ -11,7 +11,6 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from clients.games import WordleClient
 from clients.play import GameUI
 from env_servers.wordle.game import MAX_GUESSES, MAX_INVALID_MOVES, WORD_LENGTH
 from env_servers.wordle.models import GuessFeedback, WordleObservation
@@ -121,10 +120,9 @@ def wordle_action(line: str) -> dict[str, Any]:
 
 
 WORDLE = GameUI(
-    game="wordle",
-    client_type=WordleClient,
     render=render_wordle,
     action=wordle_action,
     ask="Your guess: ",
     hint="Type a 5-letter word and press Enter; :q quits.",
+    flags={"hard": "hard_mode"},
 )

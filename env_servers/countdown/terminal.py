@@ -13,7 +13,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from clients.games import CountdownClient
 from clients.play import GameUI
 from env_servers.countdown.models import CountdownObservation
 
@@ -55,10 +54,18 @@ def verdict(observation: CountdownObservation) -> Table:
         grid.add_row("Your answer", answer)
         if observation.correct:
             grid.add_row("Feedback", Text("Correct!", style="bold green"))
+        elif observation.invalid_move:
+            feedback = Text(f"Not accepted: {observation.reason or 'invalid'}", style="red")
+            grid.add_row("Feedback", feedback.append(" (no attempt used)", style="dim"))
         else:
             grid.add_row("Feedback", Text(observation.reason or "wrong", style="red"))
     if observation.done:
-        outcome = "Solved!" if observation.correct else "Out of attempts."
+        if observation.correct:
+            outcome = "Solved!"
+        elif observation.attempts_left:
+            outcome = f"Too many invalid answers ({observation.invalid_count})."
+        else:
+            outcome = "Out of attempts."
         grid.add_row("Result", Text(outcome, style="bold green" if observation.correct else "red"))
         if observation.solution:
             grid.add_row("Solution", Text(f"{observation.solution} = {observation.target}"))
@@ -78,10 +85,10 @@ def countdown_action(line: str) -> dict[str, Any]:
 
 
 COUNTDOWN = GameUI(
-    game="countdown",
-    client_type=CountdownClient,
     render=render_countdown,
     action=countdown_action,
     ask="Your expression: ",
-    hint="Use each number once with + - * / and parentheses, e.g. (3 + 9) * 2; :q quits.",
+    hint="Use each number once with + - * / and parentheses, e.g. (3 + 9) * 2. Only a wrong "
+    "value uses an attempt; :q quits.",
+    defaults={"attempts": 3},
 )

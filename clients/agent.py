@@ -1,0 +1,154 @@
+"""``GameAgent``: one remote session of a game, played by a language model.
+
+Every game subclasses it once, in its own folder: its public methods are the tools the model calls, each a typed method with a Google-style
+docstring, which is the tool's schema; its attributes are what the game's rewards read. The
+same class serves TRL (``clients.trl.make_env_factory``), evaluation and the answer mode, in
+which the model replies once in text and the server verifies that reply.
+
+How TRL (1.16) uses such a class shapes it:
+- the factory is called with no arguments, so the server comes from the class (configured by
+  ``make_env_factory``) or from ``ARENAGYM_<GAME>_URL``;
+- every public method other than ``reset`` and ``get_reward`` is a tool, so helpers and
+  hooks are private, and a public ``get_reward`` (added only on request) makes the
+  environment own the reward;
+- ``reset(**row)`` receives the whole dataset row: only the game's reset fields are sent;
+- a tool that raises has its message returned to the model: a finished game raises
+  ``ValueError("Game over.")``;
+- TRL never closes an environment: the session is released by a finalizer, and the server's
+  TTL reaps whatever is left.
+
+What a subclass writes: ``_clear`` (reset its bookkeeping), ``_record(observation)`` (update
+it from each observation), ``_opening(observation)`` (the text appended to the prompt after a
+reset, tools mode) and its tools, which call ``self._step(action)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import weakref
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from clients.base import EnvClient, StepResult
+from clients.errors import ClientError
+
+if TYPE_CHECKING:
+    from env_servers.core.spec import GameSpec
+
+TRANSPORTS = ("websocket", "http", "inprocess")
+
+
+def _release(client: EnvClient[Any, Any, Any]) -> None:
+    with contextlib.suppress(Exception):  # at interpreter exit the server may be gone
+        client.close()
+
+
+class GameAgent:
+    """One session of a game, opened on the first reset and reused across episodes."""
+
+    _game: ClassVar[str]
+    """The registered name of the game, set by each game's agent class."""
+    _spec: ClassVar[GameSpec | None] = None
+    """The game's declaration, found in the registry by ``_game`` (or set by
+    ``make_env_factory``)."""
+    _url: ClassVar[str | None] = None
+    _transport: ClassVar[str] = "websocket"
+    _reset_defaults: ClassVar[dict[str, Any]] = {}
+    _mode: ClassVar[str] = "tools"
+    """``tools``, or ``answer``: the model's whole reply is the answer (``_answer``)."""
+
+    def __init__(self) -> None:
+        cls = type(self)
+        if cls._spec is None:
+            from env_servers.core.registry import load_spec
+
+            cls._spec = load_spec(cls._game)
+        self._game_spec: GameSpec = cls._spec
+        self._client: EnvClient[Any, Any, Any] | None = None
+        self._done = True
+        self._clear_episode()
+
+    # -- what TRL calls ----------------------------------------------------------------------
+
+    def reset(self, **row: Any) -> str | None:
+        """Start an episode with the row's reset fields; returns the text that TRL appends to
+        the prompt (None in answer mode, whose prompt is the row's own)."""
+        result = self._reset(row)
+        return self._opening(result.observation)
+
+    # -- for subclasses ------------------------------------------------------------------------
+
+    def _clear(self) -> None:
+        """Reset the game's bookkeeping before an episode."""
+
+    def _record(self, observation: Any) -> None:
+        """Update the game's bookkeeping from an observation (after reset and every step)."""
+
+    def _opening(self, observation: Any) -> str | None:
+        """The text appended to the prompt after a reset (tools mode)."""
+        return None
+
+    def _step(self, action: dict[str, Any]) -> StepResult[Any]:
+        """Send one action of the episode; raises ``ValueError("Game over.")`` after the end."""
+        if self._done or self._client is None:
+            raise ValueError("Game over.")
+        result = self._client.step(action)
+        self.steps += 1
+        self._observe(result)
+        return result
+
+    # -- answer mode and bookkeeping -------------------------------------------------------------
+
+    def _answer(self, text: str) -> StepResult[Any]:
+        """Answer mode: send a whole reply as the game's answer action, once per episode."""
+        action = self._game_spec.answer_action
+        if action is None:
+            raise TypeError(f"{self._game_spec.name} has no answer mode.")
+        self.answered = True
+        return self._step(action(text))
+
+    def _clear_episode(self) -> None:
+        self.steps = 0
+        self.server_reward = 0.0
+        """The sum of the rewards the server gave in this episode."""
+        self.done = False
+        self.answered = False
+        self._clear()
+
+    def _observe(self, result: StepResult[Any]) -> None:
+        self._done = self.done = result.done
+        if result.reward is not None:
+            self.server_reward += result.reward
+        self._record(result.observation)
+
+    def _reset(self, row: dict[str, Any]) -> StepResult[Any]:
+        self._clear_episode()
+        fields = {
+            k: v for k, v in row.items() if k in self._game_spec.reset_fields and v is not None
+        }
+        result = self._connect().reset(**{**self._reset_defaults, **fields})
+        self._observe(result)
+        return result
+
+    def _state(self) -> Any:
+        """The session's state on the server: the source of every verdict."""
+        if self._client is None:
+            raise ClientError("No episode yet: reset first.")
+        return self._client.state()
+
+    def _connect(self) -> EnvClient[Any, Any, Any]:
+        if self._client is None:
+            client_type = self._game_spec.client
+            if self._transport == "inprocess":
+                self._client = client_type.in_process()
+            else:
+                variable = self._game_spec.url_variable
+                url = self._url or os.environ.get(variable)
+                if not url:
+                    raise ClientError(
+                        f"No server for {type(self).__name__}: set {variable} or use "
+                        "make_env_factory(url=...)."
+                    )
+                self._client = client_type.from_url(url, transport=self._transport)
+            weakref.finalize(self, _release, self._client)
+        return self._client
