@@ -97,9 +97,7 @@ def game_tool(name: str, method: Callable[..., Any]) -> GameTool:
         default = ... if parameter.default is parameter.empty else parameter.default
         field = Field(default, description=documented.get(parameter.name) or None)
         fields[parameter.name] = (hints[parameter.name], field)
-    model = create_model(
-        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-    )
+    model = create_model(f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
     return GameTool(name, description or name, model)
 
 
