@@ -52,20 +52,24 @@ def source_of(distribution: Distribution) -> Path | None:
 
 
 def build_wheel(source: Path, into: Path) -> Path:
-    """``pip wheel`` of one source tree, without its dependencies (they come from PyPI)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
-        command += ["--disable-pip-version-check", "-q", "-w", scratch, str(source)]
-        result = subprocess.run(command, capture_output=True, text=True)
-        built = list(Path(scratch).glob("*.whl"))
-        if result.returncode != 0 or len(built) != 1:
-            raise StagingError(
-                f"Building a wheel of {source} failed:\n{(result.stdout + result.stderr)[-2000:]}"
-                "\nBuild it yourself and pass it with --wheel."
-            )
-        target = into / built[0].name
-        target.write_bytes(built[0].read_bytes())
-    return target
+    """``pip wheel`` of one source tree, without its dependencies (they come from PyPI): with
+    the build backend installed here, else in pip's isolated build environment."""
+    output = ""
+    for isolation in (["--no-build-isolation"], []):
+        with tempfile.TemporaryDirectory() as scratch:
+            command = [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation]
+            command += ["--disable-pip-version-check", "-q", "-w", scratch, str(source)]
+            result = subprocess.run(command, capture_output=True, text=True)
+            built = list(Path(scratch).glob("*.whl"))
+            if result.returncode == 0 and len(built) == 1:
+                target = into / built[0].name
+                target.write_bytes(built[0].read_bytes())
+                return target
+            output = result.stdout + result.stderr
+    raise StagingError(
+        f"Building a wheel of {source} failed:\n{output[-2000:]}\n"
+        "Build it yourself and pass it with --wheel."
+    )
 
 
 def game_distributions(game: str) -> list[Distribution]:
