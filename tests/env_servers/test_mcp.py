@@ -16,9 +16,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from env_servers.core.config import WebSocketMode
 from env_servers.core.mcp_tools import parse_docstring
 from env_servers.core.registry import game_names, load_spec
-from tests.live import LiveServer, live_server
+from tests.live import WEBSOCKET_IMPLEMENTATIONS, LiveServer, live_server
 
 
 class Rpc:
@@ -136,8 +137,19 @@ def test_capacity_is_a_server_error() -> None:
     assert error["code"] == -32000 and error["data"]["code"] == "CAPACITY_REACHED"
 
 
-def test_http_mcp_drives_a_session_a_socket_holds(rpc: Rpc, wordle_server: LiveServer) -> None:
-    """OpenEnv's MCPToolClient: create over HTTP, reset over /ws?session_id=, play over HTTP."""
+@pytest.mark.parametrize("websocket", WEBSOCKET_IMPLEMENTATIONS)
+def test_http_mcp_drives_a_session_a_socket_holds(websocket: WebSocketMode) -> None:
+    """OpenEnv's MCPToolClient: create over HTTP, reset over /ws?session_id=, play over HTTP;
+    closing the session ends the socket that holds it."""
+    with (
+        live_server("wordle", websocket) as wordle_server,
+        httpx.Client(base_url=wordle_server.url, trust_env=False) as http,
+    ):
+        session = holds_a_session(Rpc(http), wordle_server)
+    assert session not in wordle_server.sessions.sessions
+
+
+def holds_a_session(rpc: Rpc, wordle_server: LiveServer) -> str:
     session = rpc("openenv/session/create")["session_id"]
     with connect(f"{wordle_server.ws_url}?session_id={session}") as ws:
         ws.send(json.dumps({"type": "reset", "data": {"word": "crane"}}))
@@ -151,7 +163,7 @@ def test_http_mcp_drives_a_session_a_socket_holds(rpc: Rpc, wordle_server: LiveS
         assert closed["closed"] is True
         with pytest.raises(ConnectionClosed):  # the socket ends with its session
             ws.recv(timeout=5)
-    assert session not in wordle_server.sessions.sessions
+    return session
 
 
 def test_mcp_websocket_is_one_session(wordle_server: LiveServer) -> None:
