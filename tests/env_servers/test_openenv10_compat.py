@@ -21,6 +21,8 @@ from env_servers.core.registry import game_names
 from tests.live import LiveServer, live_server
 from tests.openenv10 import openenv10_python, run_script, subprocess_env
 
+pytestmark = pytest.mark.openenv
+
 PLANS: dict[str, dict[str, Any]] = {
     "wordle": {
         "reset": {"word": "crane"},

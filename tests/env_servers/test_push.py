@@ -84,6 +84,7 @@ def test_unknown_game_and_bad_secret_say_what_to_do(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "KEY=VALUE" in bad.stderr and "novalue" not in bad.stderr
 
 
+@pytest.mark.openenv
 def test_openenv_accepts_the_staged_folder(staged: Path) -> None:
     """``openenv validate DIR --level static`` and the structure check of ``openenv push``."""
     seen = run_script("package_checks", str(staged))
