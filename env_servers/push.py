@@ -80,7 +80,11 @@ def parse_secrets(pairs: list[str]) -> dict[str, str]:
     return secrets
 
 
-push_app = typer.Typer(add_completion=False, no_args_is_help=True)
+push_app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 @push_app.command(help="Push a game server to a Hugging Face Space (Docker SDK).")
