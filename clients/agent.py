@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import weakref
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from clients.base import EnvClient, StepResult
 from clients.errors import ClientError
@@ -67,6 +67,16 @@ class GameAgent:
         self._client: EnvClient[Any, Any, Any] | None = None
         self._done = True
         self._clear_episode()
+
+    @classmethod
+    def _playing(cls, client: Any) -> Self:
+        """An agent joining an episode under way, stepping through ``client`` (anything with
+        ``step(action) -> StepResult``): a game server runs the tools over its own sessions
+        this way, so an MCP ``tools/call`` answers with the very text TRL's model reads."""
+        agent = cls()
+        agent._client = client
+        agent._done = False
+        return agent
 
     # -- what TRL calls ----------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ train_app = typer.Typer(add_completion=False, rich_markup_mode=None, context_set
 
 
 @train_app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, **HELP},
     epilog=_fields_epilog(),
 )
 def train(

@@ -2,8 +2,10 @@
 
 WebSocket ``/ws`` (``ws.py``) speaks OpenEnv's frames (one connection, one session) plus the
 extensions in ``protocol.EXTENSIONS``; ``arenagym serve`` answers its frames inline in uvicorn's
-protocol (``ws_protocol.py``), any other ASGI server through this app. HTTP is stateful: ``POST /reset`` opens a session whose id the
-other routes take, so a person can play with curl.
+protocol (``ws_protocol.py``), any other ASGI server through this app. HTTP is stateful:
+``POST /reset`` opens a session whose id the other routes take, so a person can play with
+curl. ``POST /mcp`` and the ``/mcp`` WebSocket speak MCP's JSON-RPC (``mcp.py``) over the
+same sessions.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
@@ -20,11 +23,21 @@ from env_servers.core import wire
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
 from env_servers.core.errors import EnvServerError, InvalidRequest
+from env_servers.core.mcp import (
+    INVALID_REQUEST,
+    MCP_PROTOCOL_VERSION,
+    MCPHandler,
+    MCPWebSocketEndpoint,
+    RpcError,
+    error_reply,
+)
 from env_servers.core.protocol import (
     EXTENSIONS,
     PROTOCOL_NAME,
     PROTOCOL_VERSION,
+    PROTOCOL_VERSIONS,
     SESSION_HEADER,
+    STANDARD_PROFILE,
 )
 from env_servers.core.registry import UnknownGame, load_spec, registered
 from env_servers.core.sessions import SessionManager
@@ -45,6 +58,11 @@ def _error_response(error: EnvServerError) -> Response:
 
 async def _read_json(request: Request, limit: int) -> Any:
     """The request's JSON body (``{}`` when empty), refusing more than ``limit`` bytes."""
+    body = await _read_body(request, limit)
+    return wire.loads(body) if body.strip() else {}
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
     too_large = InvalidRequest(
         f"Request body larger than {limit} bytes. Send only the action or reset fields.", status=413
     )
@@ -57,8 +75,7 @@ async def _read_json(request: Request, limit: int) -> Any:
         if size > limit:
             raise too_large
         chunks.append(chunk)
-    body = b"".join(chunks)
-    return wire.loads(body) if body.strip() else {}
+    return b"".join(chunks)
 
 
 def _session_id(request: Request, body: Any) -> str | None:
@@ -71,6 +88,7 @@ def _schemas(env_type: type[Environment[Any, Any, Any, Any]]) -> dict[str, Any]:
     return {
         "action": env_type.action_type.model_json_schema(),
         "observation": env_type.observation_type.model_json_schema(),
+        "reset_observation": env_type.observation_type.model_json_schema(),
         "state": env_type.state_type.model_json_schema(),
         "reset": env_type.reset_type.model_json_schema(),
     }
@@ -86,10 +104,13 @@ class GameApp(FastAPI):
     of a game step would otherwise pass through its wrappers."""
 
     websocket_endpoint: WebSocketEndpoint
+    mcp_websocket_endpoint: MCPWebSocketEndpoint
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "websocket" and scope["path"] == "/ws":
             await self.websocket_endpoint(scope, receive, send)
+        elif scope["type"] == "websocket" and scope["path"] == "/mcp":
+            await self.mcp_websocket_endpoint(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
 
@@ -111,9 +132,11 @@ def create_app(
 ) -> FastAPI:
     """The ASGI app serving ``env_type``. ``app.state.sessions`` is its ``SessionManager``;
     ``app.state.spec`` the game's declaration (``spec``, else the one registered under the
-    environment's name), which the page at ``/web/`` is built from."""
+    environment's name), which the page at ``/web/`` and the MCP tools are built from."""
     settings = settings or ServerSettings()
     manager = SessionManager(env_type, settings)
+    spec = spec or _registered_spec(env_type.name)
+    mcp = MCPHandler(manager, spec)
     schemas = _schemas(env_type)
     metadata = {
         "name": env_type.name,
@@ -122,7 +145,14 @@ def create_app(
         "protocol": {
             "name": PROTOCOL_NAME,
             "version": PROTOCOL_VERSION,
+            "versions": list(PROTOCOL_VERSIONS),
+            "standard_profile": STANDARD_PROFILE,
             "extensions": list(EXTENSIONS),
+        },
+        "mcp": {
+            "path": "/mcp",
+            "protocol_version": MCP_PROTOCOL_VERSION,
+            "tools": list(mcp.tools),
         },
         "max_sessions": settings.max_sessions,
         "session_ttl": settings.session_ttl,
@@ -146,8 +176,9 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.sessions = manager
+    app.state.mcp = mcp
     app.state.settings = settings
-    app.state.spec = spec or _registered_spec(env_type.name)
+    app.state.spec = spec
 
     @app.exception_handler(EnvServerError)
     async def _on_error(request: Request, error: EnvServerError) -> Response:
@@ -156,6 +187,7 @@ def create_app(
 
     reset_example = {"seed": 7}
     step_example = {"session_id": "…", "action": {}}
+    mcp_example = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 
     @app.post("/reset", openapi_extra=_body_doc(schemas["reset"], reset_example))
     async def reset(request: Request) -> Response:
@@ -222,9 +254,24 @@ def create_app(
         """JSON schemas of the action, observation, state and reset parameters."""
         return schemas
 
+    @app.post("/mcp", openapi_extra=_body_doc({"type": "object"}, mcp_example))
+    async def mcp_http(request: Request) -> Response:
+        """MCP over JSON-RPC 2.0: ``tools/list``, ``tools/call`` (with ``params.session_id``),
+        ``openenv/session/create|close`` and ``arenagym/reset``. Errors are JSON-RPC errors."""
+        try:
+            body = await _read_body(request, settings.max_message_bytes)
+        except EnvServerError as error:
+            refusal = error_reply(None, RpcError(INVALID_REQUEST, error.message))
+            return _json(orjson.dumps(refusal), error.status)
+        answer = mcp.answer_raw(body)
+        if answer is None:  # a notification
+            return Response(status_code=202)
+        return _json(orjson.dumps(answer))
+
     mount_web(app, env_type.name, env_type.description)
 
     app.websocket_endpoint = WebSocketEndpoint(manager)
+    app.mcp_websocket_endpoint = MCPWebSocketEndpoint(mcp)
     # an ASGI app as the endpoint: Starlette serves it as is (its hint names functions only)
     app.router.add_websocket_route("/ws", app.websocket_endpoint)  # type: ignore[arg-type]
 

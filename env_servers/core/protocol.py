@@ -1,7 +1,9 @@
 """Protocol constants shared by the servers and the clients (no FastAPI here).
 
-The wire protocol is OpenEnv's (0.2/0.3) plus the extensions listed in ``EXTENSIONS``, each
-advertised in ``GET /metadata`` so a client uses one only when the server offers it.
+The wire protocol is OpenEnv's, as both its releases speak it (``PROTOCOL_VERSIONS``: the
+``openenv-core`` 0.3 reset/step/state protocol, and ``openenv`` 0.10, which adds MCP at
+``/mcp``), plus the extensions listed in ``EXTENSIONS``, each advertised in ``GET /metadata``
+so a client uses one only when the server offers it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,11 @@ from __future__ import annotations
 from enum import StrEnum
 
 PROTOCOL_NAME = "openenv"
-PROTOCOL_VERSION = "0.3"
+PROTOCOL_VERSION = "0.10"
+"""The newest OpenEnv release whose protocol the servers speak."""
+PROTOCOL_VERSIONS: tuple[str, ...] = ("0.3", "0.10")
+STANDARD_PROFILE = "openenv-http/1.x"
+"""OpenEnv 0.10's name for the HTTP contract that ``openenv validate --url`` checks."""
 
 EXT_REQUEST_ID = "request-id"
 """Any client frame may carry ``"id"`` (a string or a number); the reply echoes it."""
@@ -23,12 +29,17 @@ EXT_HTTP_SESSIONS = "http-sessions"
 EXT_STRUCTURED_ERRORS = "structured-errors"
 """HTTP errors come as ``{"error": {"code", "message"}}``."""
 
+EXT_MCP_RESET = "mcp-reset"
+"""JSON-RPC method ``arenagym/reset`` at ``/mcp``: start an episode without leaving MCP; its
+result carries the opening text a model reads."""
+
 EXTENSIONS: tuple[str, ...] = (
     EXT_REQUEST_ID,
     EXT_SESSION_ID,
     EXT_RESUME,
     EXT_HTTP_SESSIONS,
     EXT_STRUCTURED_ERRORS,
+    EXT_MCP_RESET,
 )
 
 SESSION_HEADER = "X-Session-Id"

@@ -53,6 +53,8 @@ class Session:
     """The last reset/step frame that carried an id, and the reply it got: a client that
     re-sends it after a reconnect gets the same reply instead of a second step."""
     last_reply: bytes = b""
+    agent: Any = None
+    """The game's agent that runs MCP ``tools/call`` in this episode; a reset drops it."""
 
 
 @dataclass(slots=True)
@@ -161,7 +163,7 @@ class SessionManager:
                 "accepted when the server runs with --allow-explicit-secrets."
             )
         observation = self._run(env.reset, options)
-        session.started, session.done = True, observation.done
+        session.started, session.done, session.agent = True, observation.done, None
         self.counters.resets += 1
         return observation
 

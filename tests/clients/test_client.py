@@ -167,6 +167,7 @@ def openenv_server() -> Iterator[str]:
     thread.join(timeout=10)
 
 
+@pytest.mark.openenv
 def test_our_client_works_against_a_plain_openenv_server(openenv_server: str) -> None:
     from openenv.core.env_server.types import Observation
 

@@ -17,7 +17,7 @@ import pytest
 from env_servers.wordle import game
 
 REPO = Path(__file__).resolve().parents[2]
-IMAGE_TITLES = ("arenagym-env-server", "arenagym-trainer")
+IMAGE_TITLES = ("arenagym-env-server", "arenagym-trainer", "arenagym-space")
 """The ``org.opencontainers.image.title`` labels of our Dockerfiles: what a failed build
 leaves behind carries one, so it can be pruned without touching anyone else's images."""
 

@@ -156,3 +156,11 @@ def test_a_port_in_use_is_named_before_starting() -> None:
         )
     assert result.returncode == 2 and f"Port {port} on 127.0.0.1 is in use" in result.stderr
     assert "--port" in result.stderr and "Application startup" not in result.stderr
+
+
+def test_every_command_takes_dash_h() -> None:
+    from env_servers.cli import SUBCOMMANDS
+
+    for name in ("", *SUBCOMMANDS):
+        result = subprocess.run([*ARENAGYM, *name.split(), "-h"], capture_output=True, text=True)
+        assert result.returncode == 0 and "Usage" in result.stdout, (name, result.stderr)
