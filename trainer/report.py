@@ -27,7 +27,7 @@ from trainer.plots import (
     read_metrics,
 )
 from trainer.rollouts import ENDINGS
-from trainer.tiny import TINY_MODEL
+from trainer.tiny import TINY_MODEL, is_tiny_model
 from trainer.views import EvaluationView, Record, cell, percent, rate_name
 
 __all__ = [
@@ -49,7 +49,7 @@ def _rate_file(spec: GameSpec) -> str:
 
 def _tiny(model: dict[str, Any]) -> bool:
     """Whether a model is the tiny offline one (by its name, or the cache folder it came from)."""
-    return model["model"] == TINY_MODEL or f"{TINY_MODEL}-model-" in str(model["source"])
+    return model["model"] == TINY_MODEL or is_tiny_model(model["source"])
 
 
 def _header(data: dict[str, Any], spec: GameSpec, view: EvaluationView) -> str:

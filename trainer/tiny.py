@@ -18,6 +18,8 @@ from typing import Any
 
 TINY_MODEL = "tiny"
 """The reserved model name."""
+MARKER = "arenagym-tiny-model.json"
+"""A file in the tiny model's folder that says what the folder holds."""
 
 SPECIAL_TOKENS = [
     "<|endoftext|>",
@@ -56,7 +58,7 @@ def _config_version() -> str:
     ]
     libraries = [version(name) for name in ("torch", "transformers", "tokenizers", "trl")]
     parts = [SPECIAL_TOKENS, VOCAB_SIZE, SEED, _CORPUS, WARMUP_STEPS, _ARCH, conversations]
-    return hashlib.sha256(json.dumps([*parts, libraries, 3]).encode()).hexdigest()[:12]
+    return hashlib.sha256(json.dumps([*parts, libraries, 4]).encode()).hexdigest()[:12]
 
 
 _ARCH: dict[str, Any] = {
@@ -206,7 +208,13 @@ def write_tiny_model(directory: str | Path, progress: bool = False) -> Path:
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
+    (directory / MARKER).write_text(json.dumps({"version": _config_version()}) + "\n")
     return directory
+
+
+def is_tiny_model(directory: str | Path) -> bool:
+    """Whether a model folder holds the tiny offline model (reports say what it shows)."""
+    return (Path(directory) / MARKER).is_file()
 
 
 def tiny_model_path(cache_dir: str | Path | None = None) -> Path:
