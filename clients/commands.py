@@ -35,6 +35,11 @@ class GameCommands(click.Group):
             raise click.UsageError(str(error)) from None
 
 
+def option(flag: str, kind: Any, default: Any, help: str) -> click.Option:
+    """A ``--flag`` option of ``kind`` whose help shows its default."""
+    return click.Option([flag], type=kind, default=default, show_default=True, help=help)
+
+
 def reset_option() -> click.Option:
     return click.Option(
         ["--reset", "reset_pairs"],

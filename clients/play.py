@@ -24,7 +24,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from clients.base import EnvClient
-from clients.commands import GameCommands, parse_reset, reset_option
+from clients.commands import GameCommands, option, parse_reset, reset_option
 from clients.errors import ClientError, ConnectError
 from clients.local_server import ServerStartError
 from clients.local_server import local_server as serve_locally
@@ -312,19 +312,17 @@ def game_command(spec: GameSpec) -> click.Command:
             type=click.IntRange(0),
             help="Fix the first game (later games use seed+1, seed+2, …).",
         ),
-        click.Option(
-            ["--split"],
-            type=click.Choice(SPLITS),
-            default="train",
-            show_default=True,
-            help="Pool to draw from: train, held-out eval, or all.",
+        option(
+            "--split",
+            click.Choice(SPLITS),
+            "train",
+            "Pool to draw from: train, held-out eval, or all.",
         ),
-        click.Option(
-            ["--transport"],
-            type=click.Choice([t.value for t in TransportChoice]),
-            default="websocket",
-            show_default=True,
-            help="WebSocket or stateful HTTP sessions.",
+        option(
+            "--transport",
+            click.Choice([t.value for t in TransportChoice]),
+            "websocket",
+            "WebSocket or stateful HTTP sessions.",
         ),
         *_reset_options(spec, ui),
         reset_option(),

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from clients.commands import HELP, GameCommands, parse_reset, reset_option
+from clients.commands import HELP, GameCommands, option, parse_reset, reset_option
 from env_servers.core.spec import GameSpec
 from trainer.views import rate_name
 
@@ -82,20 +82,10 @@ def game_command(spec: GameSpec) -> click.Command:
             show_default=True,
             help="Where the report goes.",
         ),
-        click.Option(
-            ["--split"],
-            type=click.Choice(SPLITS),
-            default="eval",
-            show_default=True,
-            help="Episode pool: eval (held out), train or all.",
+        option(
+            "--split", click.Choice(SPLITS), "eval", "Episode pool: eval (held out), train or all."
         ),
-        click.Option(
-            ["--episodes"],
-            type=click.IntRange(1),
-            default=60,
-            show_default=True,
-            help="Episodes: seeds SEED .. SEED+N-1.",
-        ),
+        option("--episodes", click.IntRange(1), 60, "Episodes: seeds SEED .. SEED+N-1."),
         click.Option(
             ["--url"],
             envvar=spec.url_variable,
@@ -103,21 +93,14 @@ def game_command(spec: GameSpec) -> click.Command:
             "started for the run.",
         ),
         click.Option(["--seed"], type=int, default=0, show_default=True, help="First seed."),
-        click.Option(
-            ["--mode"],
-            type=click.Choice(modes),
-            default=spec.default_mode,
-            show_default=True,
-            help="tools: multi-turn through the game's tools; answer: one reply per episode, "
+        option(
+            "--mode",
+            click.Choice(modes),
+            spec.default_mode,
+            "tools: multi-turn through the game's tools; answer: one reply per episode, "
             "checked by the server.",
         ),
-        click.Option(
-            ["--max-turns"],
-            type=click.IntRange(1),
-            default=12,
-            show_default=True,
-            help="Replies per episode at most (tools mode).",
-        ),
+        option("--max-turns", click.IntRange(1), 12, "Replies per episode at most (tools mode)."),
         click.Option(
             ["--max-new-tokens"],
             type=click.IntRange(1),
@@ -128,28 +111,20 @@ def game_command(spec: GameSpec) -> click.Command:
             help="Tools mode: the prompt before the game's text (default: the game's; give the "
             "run's own `prompt` if it set one).",
         ),
-        click.Option(
-            ["--temperature"],
-            type=click.FloatRange(0.0),
-            default=0.0,
-            show_default=True,
-            help="0 decodes greedily (reproducible); above 0 samples (seeded).",
+        option(
+            "--temperature",
+            click.FloatRange(0.0),
+            0.0,
+            "0 decodes greedily (reproducible); above 0 samples (seeded).",
         ),
-        click.Option(
-            ["--samples"],
-            type=click.IntRange(1),
-            default=1,
-            show_default=True,
-            help="Plays per episode (needs --temperature above 0 when above 1): reports pass@1 "
+        option(
+            "--samples",
+            click.IntRange(1),
+            1,
+            "Plays per episode (needs --temperature above 0 when above 1): reports pass@1 "
             "and pass@K.",
         ),
-        click.Option(
-            ["--batch-size"],
-            type=click.IntRange(1),
-            default=8,
-            show_default=True,
-            help="Episodes generated as one batch.",
-        ),
+        option("--batch-size", click.IntRange(1), 8, "Episodes generated as one batch."),
         reset_option(),
         click.Option(
             ["--metrics"],

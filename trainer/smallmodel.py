@@ -22,18 +22,21 @@ DEFAULT_ARCH: dict[str, int] = {
 """About 24M parameters with a 1k vocabulary."""
 
 
-def build_tokenizer(corpus: Iterable[str], vocab_size: int = 1024) -> Any:
-    """A ``PreTrainedTokenizerFast`` trained on ``corpus``, with the Qwen3 chat template."""
+def build_tokenizer(
+    corpus: Iterable[str], vocab_size: int = 1024, *, split_digits: bool = True
+) -> Any:
+    """A ``PreTrainedTokenizerFast`` trained on ``corpus``, with Qwen's special tokens and the
+    Qwen3 chat template; ``split_digits`` makes every digit a token of its own."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
     from trl.chat_template_utils import qwen3_chat_template
 
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.Sequence(
-        [
-            pre_tokenizers.Digits(individual_digits=True),
-            pre_tokenizers.ByteLevel(add_prefix_space=False),
-        ]
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.pre_tokenizer = (
+        pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+        if split_digits
+        else byte_level
     )
     bpe.decoder = decoders.ByteLevel()
     bpe.train_from_iterator(

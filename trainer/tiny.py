@@ -166,32 +166,14 @@ def default_cache_dir() -> Path:
 def write_tiny_model(directory: str | Path, progress: bool = False) -> Path:
     """Build the tiny model and tokenizer and save both to ``directory``."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
-    from trl.chat_template_utils import qwen3_chat_template
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    from trainer.smallmodel import build_tokenizer
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
     texts = [m["content"] for messages, _ in _warmup_conversations() for m in messages]
-    bpe.train_from_iterator(
-        (_CORPUS + texts) * 4,
-        trainers.BpeTrainer(
-            vocab_size=VOCAB_SIZE,
-            special_tokens=SPECIAL_TOKENS,
-            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-            show_progress=False,
-        ),
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=SPECIAL_TOKENS[1:],
-    )
-    tokenizer.chat_template = qwen3_chat_template
+    tokenizer = build_tokenizer((_CORPUS + texts) * 4, VOCAB_SIZE, split_digits=False)
     torch.manual_seed(SEED)
     config = Qwen3Config(
         vocab_size=len(tokenizer),

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from clients.commands import HELP, GameCommands, parse_reset, reset_option
+from clients.commands import HELP, GameCommands, option, parse_reset, reset_option
 from env_servers.core.spec import GameSpec
 
 SMALL_MODEL = "small"
@@ -88,76 +88,28 @@ def game_command(spec: GameSpec) -> click.Command:
             required=True,
             help="Where the warmed-up model goes (with warmup.json).",
         ),
-        click.Option(
-            ["--episodes"],
-            type=click.IntRange(1),
-            default=12000,
-            show_default=True,
-            help=f"Train-pool {unit} to learn from.",
+        option("--episodes", click.IntRange(1), 12000, f"Train-pool {unit} to learn from."),
+        option("--per-episode", click.IntRange(1), 3, "Different worked replies per episode."),
+        option(
+            "--stop-at",
+            click.FloatRange(0.0, 1.0, min_open=True),
+            0.25,
+            "Stop once greedy decoding solves this share of the validation episodes.",
         ),
-        click.Option(
-            ["--per-episode"],
-            type=click.IntRange(1),
-            default=3,
-            show_default=True,
-            help="Different worked replies per episode.",
+        option("--max-steps", click.IntRange(1), 2500, "Optimiser steps at most."),
+        option(
+            "--learning-rate", click.FloatRange(0.0, min_open=True), 1e-3, "AdamW learning rate."
         ),
-        click.Option(
-            ["--stop-at"],
-            type=click.FloatRange(0.0, 1.0, min_open=True),
-            default=0.25,
-            show_default=True,
-            help="Stop once greedy decoding solves this share of the validation episodes.",
+        option("--batch-size", click.IntRange(1), 256, "Demonstrations per step."),
+        option("--eval-every", click.IntRange(1), 50, "Validate every N steps."),
+        option(
+            "--validation",
+            click.IntRange(1),
+            256,
+            f"Validation {unit} (train pool, none of the demonstrated ones).",
         ),
-        click.Option(
-            ["--max-steps"],
-            type=click.IntRange(1),
-            default=2500,
-            show_default=True,
-            help="Optimiser steps at most.",
-        ),
-        click.Option(
-            ["--learning-rate"],
-            type=click.FloatRange(0.0, min_open=True),
-            default=1e-3,
-            show_default=True,
-            help="AdamW learning rate.",
-        ),
-        click.Option(
-            ["--batch-size"],
-            type=click.IntRange(1),
-            default=256,
-            show_default=True,
-            help="Demonstrations per step.",
-        ),
-        click.Option(
-            ["--eval-every"],
-            type=click.IntRange(1),
-            default=50,
-            show_default=True,
-            help="Validate every N steps.",
-        ),
-        click.Option(
-            ["--validation"],
-            type=click.IntRange(1),
-            default=256,
-            show_default=True,
-            help=f"Validation {unit} (train pool, none of the demonstrated ones).",
-        ),
-        click.Option(
-            ["--max-new-tokens"],
-            type=click.IntRange(1),
-            default=64,
-            show_default=True,
-            help="Longest validation reply.",
-        ),
-        click.Option(
-            ["--seed"],
-            type=int,
-            default=0,
-            show_default=True,
-            help="Seed of the demonstrations and the run.",
-        ),
+        option("--max-new-tokens", click.IntRange(1), 64, "Longest validation reply."),
+        option("--seed", int, 0, "Seed of the demonstrations and the run."),
         reset_option(),
         click.Option(["--device"], help="Torch device (default: cuda if available, else cpu)."),
     ]
