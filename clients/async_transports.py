@@ -25,6 +25,7 @@ from clients.protocol import (
     HTTPSession,
     Request,
     WebSocketSession,
+    WebSocketSessionView,
 )
 from clients.transports import InProcessTransport
 
@@ -41,7 +42,7 @@ class AsyncTransport(Protocol):
     async def close(self) -> None: ...
 
 
-class AsyncWebSocketTransport:
+class AsyncWebSocketTransport(WebSocketSessionView):
     """One WebSocket bound to one server session; websockets answers pings on the loop."""
 
     def __init__(
@@ -55,22 +56,6 @@ class AsyncWebSocketTransport:
         self.ping_interval = ping_interval
         self._ws: ClientConnection | None = None
         self._lock = asyncio.Lock()
-
-    @property
-    def url(self) -> str:
-        return self._session.url
-
-    @property
-    def extensions(self) -> frozenset[str]:
-        return self._session.options.extensions
-
-    @property
-    def session_id(self) -> str | None:
-        return self._session.session_id
-
-    @property
-    def reconnects(self) -> int:
-        return self._session.reconnects
 
     async def reset(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return await self._request("reset", dict(kwargs))

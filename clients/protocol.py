@@ -282,3 +282,25 @@ class HTTPSession:
         if isinstance(error, httpx.TimeoutException):
             return RequestTimeout(f"No reply from {where} in time.")
         return ConnectError(f"Cannot reach {where}: {error}")
+
+
+class WebSocketSessionView:
+    """What a WebSocket transport, sync or async, reports of its session (no I/O)."""
+
+    _session: WebSocketSession
+
+    @property
+    def url(self) -> str:
+        return self._session.url
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        return self._session.options.extensions
+
+    @property
+    def session_id(self) -> str | None:
+        return self._session.session_id
+
+    @property
+    def reconnects(self) -> int:
+        return self._session.reconnects

@@ -41,6 +41,7 @@ from clients.protocol import (
     HTTPSession,
     Request,
     WebSocketSession,
+    WebSocketSessionView,
     ws_url,
 )
 
@@ -69,7 +70,7 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-class WebSocketTransport:
+class WebSocketTransport(WebSocketSessionView):
     """One WebSocket bound to one server session, on websockets' threading client.
 
     The caller's thread sends each frame and waits for its reply itself: no event loop, no
@@ -89,22 +90,6 @@ class WebSocketTransport:
         self.ping_interval = ping_interval
         self._ws: ClientConnection | None = None
         self._lock = threading.Lock()
-
-    @property
-    def url(self) -> str:
-        return self._session.url
-
-    @property
-    def extensions(self) -> frozenset[str]:
-        return self._session.options.extensions
-
-    @property
-    def session_id(self) -> str | None:
-        return self._session.session_id
-
-    @property
-    def reconnects(self) -> int:
-        return self._session.reconnects
 
     def reset(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         return self._request("reset", dict(kwargs))
