@@ -159,11 +159,11 @@ def serve(
         bool, typer.Option("--list", help="List the registered games and exit.")
     ] = False,
 ) -> None:
-    from env_servers.core.registry import UnknownGame, load_environment, registered
+    from env_servers.core.registry import UnknownGame, entry_point, game_names, load_environment
 
     if list_games:
-        for name, entry_point in registered().items():
-            typer.echo(f"{name}\t{entry_point.value}")
+        for name in game_names():
+            typer.echo(f"{name}\t{getattr(entry_point(name), 'value', '')}")
         return
     if game is None:
         raise typer.BadParameter("name a game (see --list)", param_hint="GAME")

@@ -76,11 +76,10 @@ def game_distributions(game: str) -> list[Distribution]:
     """arenagym's distribution, and the game's own when a third-party package declares it."""
     from importlib.metadata import distribution
 
-    from env_servers.core.registry import registered
+    from env_servers.core.registry import entry_point
 
     found = [distribution(PROJECT)]
-    entry_point = registered().get(game)
-    owner = getattr(entry_point, "dist", None)
+    owner = getattr(entry_point(game), "dist", None)
     if owner is not None and owner.metadata["Name"].lower() != PROJECT:
         found.append(owner)
     return found

@@ -165,7 +165,7 @@ class TrainConfig:
         if not self.game_list:
             problems.append(f"name a game: game: <one of {', '.join(known)}> (or games: [...])")
         for game in self.game_list:
-            if game not in known:
+            if game not in known and not _family_game(game):
                 close = difflib.get_close_matches(game, known, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 problems.append(f"game must be one of {', '.join(known)}, not {game!r}{hint}")
@@ -368,11 +368,31 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
 
 
 def _game_url(name: str) -> str | None:
-    """``<game>_url`` → ``<game>`` when that game is registered."""
+    """``<game>_url`` → ``<game>`` when that game is registered; the dashes of a game's name
+    may come as underscores (``--textarena:2048-v0-url`` arrives as ``textarena:2048_v0_url``)."""
     from env_servers.core.registry import game_names
 
+    if not name.endswith("_url"):
+        return None
     game = name.removesuffix("_url")
-    return game if name.endswith("_url") and game in game_names() else None
+    if _family_game(game):
+        return game
+    return {known.replace("-", "_"): known for known in game_names()}.get(game.replace("-", "_"))
+
+
+def _family_game(game: str) -> bool:
+    """Whether ``game`` is a member of a registered family that it can make (listed or not)."""
+    from env_servers.core.family import split_name
+    from env_servers.core.registry import UnknownGame, load_spec, registered_families
+
+    parts = split_name(game)
+    if parts is None or parts[0] not in registered_families():
+        return False
+    try:
+        load_spec(game)
+    except UnknownGame:
+        return False
+    return True
 
 
 def parse_override(name: str, text: str) -> Any:

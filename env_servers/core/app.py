@@ -39,7 +39,7 @@ from env_servers.core.protocol import (
     SESSION_HEADER,
     STANDARD_PROFILE,
 )
-from env_servers.core.registry import UnknownGame, load_spec, registered
+from env_servers.core.registry import UnknownGame, entry_point, load_spec
 from env_servers.core.sessions import SessionManager
 from env_servers.core.spec import GameSpec
 from env_servers.core.web import mount_web
@@ -117,7 +117,7 @@ class GameApp(FastAPI):
 
 def _registered_spec(name: str) -> GameSpec | None:
     """The declaration registered under ``name``; None for an environment not registered."""
-    if name not in registered():
+    if entry_point(name) is None:
         return None
     try:
         return load_spec(name)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import random
+import re
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -171,8 +172,9 @@ class GameSpec:
 
     @property
     def url_variable(self) -> str:
-        """The environment variable that names this game's server."""
-        return f"ARENAGYM_{self.name.upper().replace('-', '_')}_URL"
+        """The environment variable that names this game's server (``textarena:2048-v0`` →
+        ``ARENAGYM_TEXTARENA_2048_V0_URL``: whatever is not a letter or digit becomes ``_``)."""
+        return f"ARENAGYM_{re.sub(r'[^A-Z0-9]+', '_', self.name.upper())}_URL"
 
     @property
     def default_weights(self) -> dict[str, float]:
