@@ -3,7 +3,12 @@
 #   docker build -f Dockerfiles/env-server.Dockerfile --build-arg GAME=wordle -t arenagym/wordle .
 #   docker run --rm -p 8001:8000 arenagym/wordle        # then: curl localhost:8001/health
 #
-# Only the server is installed (`pip install .`, no extras: no torch). Settings come from
+# A game of a family (`--build-arg GAME=textarena:Mastermind-v0`) also gets arenagym's extra
+# named after the family, when there is one (`.[textarena]`); a game from another package
+# names it, e.g. `--build-arg PACKAGES=my-games` (anything pip installs). The build fails,
+# saying why, when the game cannot be loaded.
+#
+# Only the server is installed (`pip install .`, no train extra: no torch). Settings come from
 # ARENAGYM_* variables (ARENAGYM_PORT, ARENAGYM_MAX_SESSIONS, ARENAGYM_SESSION_TTL, …);
 # ARENAGYM_GAME picks another registered game at run time, and arguments after the image
 # name go to `arenagym serve`.
@@ -12,6 +17,7 @@ FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title=arenagym-env-server
 
 ARG GAME
+ARG PACKAGES=""
 ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
@@ -21,7 +27,9 @@ COPY env_servers /tmp/src/env_servers
 COPY clients /tmp/src/clients
 COPY trainer /tmp/src/trainer
 RUN test -n "${GAME}" || { echo "build with --build-arg GAME=<game id>, e.g. wordle" >&2; exit 1; } \
- && python -m pip install --no-cache-dir /tmp/src \
+ && case "${GAME}" in *:*) source="/tmp/src[${GAME%%:*}]" ;; *) source=/tmp/src ;; esac \
+ && python -m pip install --no-cache-dir "${source}" ${PACKAGES} \
+ && python -c "import sys; from env_servers.core.registry import load_environment as load; load(sys.argv[1])" "${GAME}" \
  && rm -rf /tmp/src \
  && useradd --create-home --uid 1000 arena
 

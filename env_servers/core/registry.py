@@ -101,7 +101,7 @@ def _family_spec(family_name: str, member: str) -> GameSpec:
         close = difflib.get_close_matches(member, list(family.listed()), n=1)
         hint = f" Did you mean '{family.game_name(close[0])}'?" if close else ""
         raise UnknownGame(
-            f"No game '{game}': {error}{hint} Known to work: {listed or 'none listed'}."
+            f"No game '{game}': {error}.{hint} Known to work: {listed or 'none listed'}."
         ) from error
     if spec.name != game:
         raise UnknownGame(f"Family '{family_name}' made the spec of '{spec.name}' for '{game}'.")
@@ -120,8 +120,8 @@ def load_spec(game: str) -> GameSpec:
         close = difflib.get_close_matches(game, list(games), n=1)
         hint = f"Did you mean '{close[0]}'? " if close else ""
         raise UnknownGame(
-            f"Unknown game '{game}'. {hint}Registered games: {known}. A package adds a game with "
-            f"an entry point in the '{ENTRY_POINT_GROUP}' group."
+            f"Unknown game '{game}'. {hint}Registered games: {known}{_families_note()}. A "
+            f"package adds a game with an entry point in the '{ENTRY_POINT_GROUP}' group."
         )
     try:
         spec = games[game].load()
@@ -140,6 +140,11 @@ def load_spec(game: str) -> GameSpec:
             f"Entry point '{game}' names the spec of '{spec.name}': register it as '{spec.name}'."
         )
     return spec
+
+
+def _families_note() -> str:
+    families = registered_families()
+    return f"; families: {', '.join(f'{name}:<game>' for name in families)}" if families else ""
 
 
 def load_environment(game: str) -> type[Environment[Any, Any, Any, Any]]:

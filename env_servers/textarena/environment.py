@@ -73,6 +73,11 @@ class TextArenaEnvironment(
                 env.reset(num_players=1, seed=seed)
             except (LookupError, OSError) as error:
                 raise ValueError(_download_hint(self.env_id, error)) from error
+            except AssertionError as error:  # TextArena asserts its number of players
+                raise ValueError(
+                    f"TextArena's {self.env_id} cannot be played by one player ({error}); "
+                    "serve one of its single-player games (`arenagym serve --list`)."
+                ) from error
             _watch_invalid_moves(env.state, self._refusals)
             messages = env.get_observation()[1]
         self._env = env
