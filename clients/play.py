@@ -312,11 +312,17 @@ def game_command(spec: GameSpec) -> click.Command:
             type=click.IntRange(0),
             help="Fix the first game (later games use seed+1, seed+2, …).",
         ),
-        option(
-            "--split",
-            click.Choice(SPLITS),
-            "train",
-            "Pool to draw from: train, held-out eval, or all.",
+        *(
+            [
+                option(
+                    "--split",
+                    click.Choice(SPLITS),
+                    "train",
+                    "Pool to draw from: train, held-out eval, or all.",
+                )
+            ]
+            if "split" in spec.reset_fields
+            else []
         ),
         option(
             "--transport",
@@ -331,13 +337,13 @@ def game_command(spec: GameSpec) -> click.Command:
     def callback(
         url: str | None,
         seed: int | None,
-        split: str,
         transport: str,
         reset_pairs: Sequence[str],
+        split: str | None = None,
         **options: Any,
     ) -> None:
         given = {k: v for k, v in options.items() if v not in (None, False)}
-        reset = {"split": split, **ui.defaults, **given}
+        reset = {**({"split": split} if split else {}), **ui.defaults, **given}
         reset |= parse_reset(reset_pairs)
         run(spec, url=url, transport=TransportChoice(transport), reset=reset, seed=seed)
 

@@ -129,7 +129,7 @@ def push(
             typer.echo(f"Staged {len(files)} files in {dry_run} (nothing uploaded):")
             for path in files:
                 typer.echo(f"  {path.relative_to(dry_run)}")
-            typer.echo(f"Build it: docker build -t {game}-space {dry_run}")
+            typer.echo(f"Build it: docker build -t {spec.file_name.lower()}-space {dry_run}")
             return
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch) / "space"

@@ -19,6 +19,7 @@ SERVER_PARTS_ALLOWED = {
     "env_servers.core.models",
     "env_servers.core.protocol",
     "env_servers.core.spec",
+    "env_servers.core.family",
     "env_servers.core.registry",
 }
 """What of the server package the clients and the trainer may import: wire models, protocol

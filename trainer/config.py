@@ -369,7 +369,7 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig
 
 def _game_url(name: str) -> str | None:
     """``<game>_url`` → ``<game>`` when that game is registered; the dashes of a game's name
-    may come as underscores (``--textarena:2048-v0-url`` arrives as ``textarena:2048_v0_url``)."""
+    may come as underscores (``--family:game-v0-url`` arrives as ``family:game_v0_url``)."""
     from env_servers.core.registry import game_names
 
     if not name.endswith("_url"):

@@ -78,7 +78,7 @@ def game_command(spec: GameSpec) -> click.Command:
         click.Option(
             ["--output-dir", "-o"],
             type=click.Path(path_type=Path, file_okay=False),
-            default=Path(f"eval-{spec.name}"),
+            default=Path(f"eval-{spec.file_name}"),
             show_default=True,
             help="Where the report goes.",
         ),

@@ -177,6 +177,11 @@ class GameSpec:
         return f"ARENAGYM_{re.sub(r'[^A-Z0-9]+', '_', self.name.upper())}_URL"
 
     @property
+    def file_name(self) -> str:
+        """The name as a file or folder name (``textarena:2048-v0`` → ``textarena-2048-v0``)."""
+        return re.sub(r"[^\w.-]+", "-", self.name)
+
+    @property
     def default_weights(self) -> dict[str, float]:
         return {name: reward.weight for name, reward in self.rewards.items()}
 

@@ -1,4 +1,4 @@
-"""TextArena games for language-model agents: one tool, ``move``, whose docstring gives the
+"""TextArena games for language-model agents: one tool, ``move(move)``, whose docstring gives the
 game's move format (made per game by :func:`agent_type`)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from env_servers.textarena.models import TextArenaObservation
 MOVE_DOC = """Make one move in {title}.
 
 Args:
-    action: The move, {moves}.
+    move: The move, {moves}.
 
 Returns:
     What the game answers: the board, the verdict on the move, and the end of the game.
@@ -51,8 +51,8 @@ class TextArenaAgent(GameAgent):
 def agent_type(game: str, title: str, moves: str) -> type[TextArenaAgent]:
     """The agent class of one game, its ``move`` tool documented with the game's format."""
 
-    def move(self: TextArenaAgent, action: str) -> str:
-        return self._move(action)
+    def move(self: TextArenaAgent, move: str) -> str:
+        return self._move(move)
 
     move.__doc__ = MOVE_DOC.format(title=title, moves=moves)
     namespace: dict[str, Any] = {"_game": game, "move": move, "__module__": __name__}

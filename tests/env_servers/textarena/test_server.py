@@ -46,7 +46,7 @@ def test_metadata_and_the_mcp_tool(server: LiveServer) -> None:
         f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     ).json()
     (tool,) = listed["result"]["tools"]
-    assert "[1 2 3 4]" in tool["inputSchema"]["properties"]["action"]["description"]
+    assert "[1 2 3 4]" in tool["inputSchema"]["properties"]["move"]["description"]
 
 
 def test_a_game_needing_nltk_data_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
