@@ -51,8 +51,9 @@ class TextArenaAgent(GameAgent):
 def agent_type(game: str, title: str, moves: str) -> type[TextArenaAgent]:
     """The agent class of one game, its ``move`` tool documented with the game's format."""
 
-    def move(self: TextArenaAgent, move: str) -> str:
-        return self._move(move)
+    def move(self, move: str) -> str:  # ``self`` unannotated: TRL makes a schema of each hint
+        agent: TextArenaAgent = self
+        return agent._move(move)
 
     move.__doc__ = MOVE_DOC.format(title=title, moves=moves)
     namespace: dict[str, Any] = {"_game": game, "move": move, "__module__": __name__}

@@ -132,3 +132,17 @@ def test_in_process_transport_needs_no_server() -> None:
     env = make_env_factory("wordle", transport="inprocess")()
     env.reset(seed=1)
     assert "guesses left" in env.guess("crane") or env.solved
+
+
+def test_every_games_tools_have_the_schemas_trl_renders() -> None:
+    """Each tool of each game (families' listed members too) converts as TRL converts it."""
+    from transformers.utils import get_json_schema
+
+    from env_servers.core.registry import game_names, load_spec
+
+    for game in game_names():
+        spec = load_spec(game)
+        agent = spec.agent()
+        for name in spec.tool_names():
+            schema = get_json_schema(getattr(agent, name))["function"]
+            assert schema["name"] == name and schema["description"], (game, name)
