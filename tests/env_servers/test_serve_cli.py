@@ -110,6 +110,7 @@ def test_list_and_unknown_game() -> None:
     listed = subprocess.run([*ARENAGYM, "serve", "--list"], capture_output=True, text=True)
     assert listed.returncode == 0
     assert "wordle" in listed.stdout and "countdown" in listed.stdout
+    assert "textarena:Sudoku-v0\tenv_servers.textarena.spec:FAMILY" in listed.stdout
     unknown = subprocess.run([*ARENAGYM, "serve", "chess"], capture_output=True, text=True)
     assert unknown.returncode != 0
     assert "Unknown game 'chess'" in unknown.stderr and "wordle" in unknown.stderr

@@ -61,3 +61,12 @@ def test_a_won_game_is_solved_with_reward_one() -> None:
     assert observation.score == 1.0 and "Congratulations" in (observation.reason or "")
     state = sessions.state(session)
     assert state.solved and state.turn == 7 and state.reason
+
+
+def test_a_family_name_gives_valid_variable_file_and_class_names() -> None:
+    spec = load_spec("textarena:2048-v0")
+    assert spec.url_variable == "ARENAGYM_TEXTARENA_2048_V0_URL"
+    assert spec.file_name == "textarena-2048-v0"
+    assert spec.client.__name__ == "TextArena2048V0Client"
+    assert spec.client.async_type.game == spec.name == spec.agent._game
+    assert load_spec("textarena:2048-v0") is spec  # made once
