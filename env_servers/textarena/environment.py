@@ -67,12 +67,16 @@ class TextArenaEnvironment(
         seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
         self._random.seed(seed)
         self._refusals = []
+        self._env = None
         with self._random.active():
             try:
                 env = ActionFormattingWrapper(_unwrapped(textarena.make(self.env_id)))
                 env.reset(num_players=1, seed=seed)
             except (LookupError, OSError) as error:
-                raise ValueError(_download_hint(self.env_id, error)) from error
+                hint = _download_hint(self.env_id, error)
+                if hint is None:
+                    raise
+                raise ValueError(hint) from error
             except AssertionError as error:  # TextArena asserts its number of players
                 raise ValueError(
                     f"TextArena's {self.env_id} cannot be played by one player ({error}); "
@@ -176,21 +180,29 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _download_hint(env_id: str, error: BaseException) -> str:
-    """What to do when a game needs data it could not download (NLTK's corpora)."""
-    text = str(error)
-    if "nltk" not in text.lower() and not isinstance(error, OSError):
-        raise error
-    found = re.search(r"Resource\W+(\w+)\W+not found", text)
-    fix = NEEDS_DOWNLOAD.get(env_id) or (
-        f"python -m nltk.downloader {found[1]}" if found else "python -m nltk.downloader all"
-    )
-    return (
-        f"TextArena's {env_id} needs data it downloads at run time, and the download failed "
-        f"({type(error).__name__}: {text.strip().splitlines()[0] if text.strip() else ''}). "
-        f"Install it on the server's machine with `{fix}` (or set NLTK_DATA to a folder "
-        "holding it), then reset again; the offline games (`arenagym serve --list`) need none."
-    )
+def _download_hint(env_id: str, error: BaseException) -> str | None:
+    """What to do when a game needs data or a network it could not reach (NLTK's corpora);
+    None for an error of another kind."""
+    text = str(error).strip()
+    first_line = text.splitlines()[0] if text else ""
+    if "nltk" in text.lower():
+        found = re.search(r"Resource\W+(\w+)\W+not found", text)
+        fix = NEEDS_DOWNLOAD.get(env_id) or (
+            f"python -m nltk.downloader {found[1]}" if found else "python -m nltk.downloader all"
+        )
+        return (
+            f"TextArena's {env_id} needs NLTK data it downloads at run time, and it is not "
+            f"there ({type(error).__name__}: {first_line}). Install it on the server's machine "
+            f"with `{fix}` (or set NLTK_DATA to a folder holding it), then reset again; the "
+            "offline games (`arenagym serve --list`) need none."
+        )
+    if isinstance(error, OSError):
+        return (
+            f"TextArena's {env_id} needs a network connection it could not make "
+            f"({type(error).__name__}: {first_line}). Serve it where that is reachable, or "
+            "serve one of the offline games (`arenagym serve --list`)."
+        )
+    return None
 
 
 @cache
