@@ -108,7 +108,32 @@ def collect_wheels(game: str, into: Path, given: list[Path]) -> list[Path]:
     return wheels
 
 
-def dockerfile(game: str) -> str:
+def project_extras(game: str) -> list[str]:
+    """arenagym's extras a game needs: its family's, when arenagym has an extra of that name
+    (``textarena:2048-v0`` needs ``arenagym[textarena]``)."""
+    from importlib.metadata import distribution
+
+    from env_servers.core.family import split_name
+
+    named = split_name(game)
+    provided = distribution(PROJECT).metadata.get_all("Provides-Extra") or []
+    return [named[0]] if named is not None and named[0] in provided else []
+
+
+def install_arguments(game: str, wheels: list[Path]) -> str:
+    """What the image's ``pip install`` is given: each wheel, arenagym's with the extras the
+    game needs (they come from PyPI, like every dependency)."""
+    extras = project_extras(game)
+    arguments = []
+    for wheel in wheels:
+        argument = f"/tmp/wheels/{wheel.name}"
+        if extras and wheel.name.lower().startswith(f"{PROJECT}-"):
+            argument = f'"{argument}[{",".join(extras)}]"'
+        arguments.append(argument)
+    return " ".join(arguments)
+
+
+def dockerfile(game: str, wheels: list[Path]) -> str:
     return f"""\
 # The arenagym "{game}" game server, as a Hugging Face Space (Docker SDK).
 #   docker build -t {package_name(game)}-space . && docker run --rm -p {APP_PORT}:{APP_PORT} {package_name(game)}-space
@@ -119,7 +144,7 @@ ENV PYTHONUNBUFFERED=1 \\
     PIP_DISABLE_PIP_VERSION_CHECK=1 \\
     PIP_ROOT_USER_ACTION=ignore
 COPY wheels /tmp/wheels
-RUN python -m pip install --no-cache-dir /tmp/wheels/*.whl \\
+RUN python -m pip install --no-cache-dir {install_arguments(game, wheels)} \\
  && rm -rf /tmp/wheels \\
  && useradd --create-home --uid 1000 user
 # Spaces run the container as uid 1000
@@ -319,8 +344,9 @@ def stage(
         raise StagingError(f"{directory} is not empty: stage into a new or empty directory.")
     directory.mkdir(parents=True, exist_ok=True)
     package = package_name(spec.name)
+    built = collect_wheels(spec.name, directory / "wheels", wheels)
     files = {
-        "Dockerfile": dockerfile(spec.name),
+        "Dockerfile": dockerfile(spec.name, built),
         "README.md": readme(spec, space_id, url),
         "openenv.yaml": openenv_yaml(spec),
         "pyproject.toml": pyproject(spec, package),
@@ -330,5 +356,4 @@ def stage(
     }
     for name, text in files.items():
         (directory / name).write_text(text)
-    built = collect_wheels(spec.name, directory / "wheels", wheels)
     return sorted([directory / name for name in files] + built)

@@ -72,6 +72,26 @@ def test_dry_run_stages_a_docker_build_context(staged: Path) -> None:
     assert "https://alice-wordle-arena.hf.space" in (staged / "client.py").read_text()
 
 
+def test_a_family_game_installs_the_extra_its_games_need(tmp_path: Path) -> None:
+    """A TextArena game's image installs ``arenagym[textarena]``; a built-in game's does not."""
+    folder = tmp_path / "mastermind"
+    space = ["--space", "alice/mastermind", "--dry-run", str(folder)]
+    result = arenagym("push", "textarena:Mastermind-v0", *space)
+    assert result.returncode == 0, result.stderr
+    dockerfile = (folder / "Dockerfile").read_text()
+    (wheel,) = (folder / "wheels").glob("arenagym-*.whl")
+    assert f'"/tmp/wheels/{wheel.name}[textarena]"' in dockerfile
+    assert "ARENAGYM_GAME=textarena:Mastermind-v0" in dockerfile
+    assert "`move(move: string)`" in (folder / "README.md").read_text()
+
+
+def test_a_builtin_game_installs_no_extra(staged: Path) -> None:
+    (wheel,) = (staged / "wheels").glob("arenagym-*.whl")
+    assert (
+        f"install --no-cache-dir /tmp/wheels/{wheel.name} \\" in (staged / "Dockerfile").read_text()
+    )
+
+
 def test_dry_run_refuses_a_folder_in_use(staged: Path) -> None:
     result = arenagym("push", "wordle", "--space", SPACE, "--dry-run", str(staged))
     assert result.returncode != 0 and "not empty" in result.stderr
