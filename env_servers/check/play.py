@@ -2,7 +2,8 @@
 policy that chose the moves.
 
 A policy sees the observation (typed by the game's declaration, where there is one), a random
-source seeded by the episode's seed, and the episode so far; it returns the action's fields.
+source fixed by the episode's seed (but not seeded with it, which a game may do), and the
+episode so far; it returns the action's fields.
 Everything a check needs is in the record, so one episode serves several checks.
 """
 
@@ -135,7 +136,7 @@ def play(
     policy the episode is only reset."""
     reply = _reply(session.reset({"seed": seed}))
     episode = Episode(name, seed, reply, session.state())
-    rng = random.Random(seed)
+    rng = random.Random(f"policy {seed}")  # not the game's own draw from the same seed
     while policy is not None and not reply.get("done") and len(episode.turns) < cap:
         action = policy(observation_of(spec, reply), rng, episode)
         try:
