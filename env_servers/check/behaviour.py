@@ -18,6 +18,8 @@ from env_servers.core.protocol import ErrorCode
 UNKNOWN_FIELD = {"no_such_field": 1}
 JUNK_VALUES: tuple[Any, ...] = ("", "x" * 3000, 7, -1, 2.5, True, None, [], {}, "[]", "(((")
 """Values sent in each action field: each must be played as a move or refused cleanly."""
+CRASHES = (ErrorCode.EXECUTION_ERROR, ErrorCode.FACTORY_ERROR)
+"""Codes of a game that failed, rather than refused a request."""
 
 
 def bad_actions_rejected(run: Run) -> str:
@@ -35,41 +37,49 @@ def bad_actions_rejected(run: Run) -> str:
             try:
                 reply = session.step(action)
             except ServerError as error:
+                clean = error.code == ErrorCode.VALIDATION_ERROR or (
+                    run.spec is None and error.code not in CRASHES  # e.g. FastAPI's bare 422
+                )
                 expect(
-                    error.code == ErrorCode.VALIDATION_ERROR,
+                    clean,
                     f"{label} was answered {error.code}: {error.message}. Refuse a malformed "
                     "action as VALIDATION_ERROR (in the action model), or play it as an "
                     "invalid move",
                 )
                 after = comparable(session.state())
-                expect(after == before, f"{label} was refused but changed the state: "
-                       + first_difference(before, after))  # fmt: skip
+                change = "" if after == before else first_difference(before, after)
+                expect(not change, f"{label} was refused but changed the state: {change}")
                 refused += 1
                 continue
             expect(action is not UNKNOWN_FIELD, f"{label} was played: {short(reply)}")
             played += 1
             if reply["done"]:
                 session.reset({"seed": run.seeds[0]})
-    return f"{refused} malformed actions refused as VALIDATION_ERROR, state unchanged; " + (
+    return f"{refused} malformed actions refused cleanly, state unchanged; " + (
         f"{played} played as moves" if run.spec is not None else "no declaration to fuzz"
     )
+
+
+def trace_difference(a: list[Any], b: list[Any]) -> str:
+    """Where two ``Episode.trace()`` lists first differ."""
+    index = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+    if index is None:
+        return f"one play took {(len(a) - 2) // 4} steps, the other {(len(b) - 2) // 4}"
+    if index < 2:
+        what = ("reset observation", "state after reset")[index]
+    else:
+        part = ("action", "reply", "state", "error")[(index - 2) % 4]
+        what = f"{part} of step {(index - 2) // 4 + 1}"
+    return f"the {what} differs: {first_difference(a[index], b[index])}"
 
 
 def same_seed_same_episode(run: Run) -> str:
     for first, again in zip(run.random_play, run.replay, strict=True):
         a, b = first.trace(), again.trace()
         if a != b:
-            index = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
-            if index < 2:
-                what = ("reset observation", "state after reset")[index]
-            else:
-                part = ("action", "reply", "state", "error")[(index - 2) % 4]
-                what = f"{part} of step {(index - 2) // 4 + 1}"
-            shorter = "" if len(a) == len(b) else f" (the plays take {len(a)} and {len(b)} items)"
             raise Failed(
-                f"{first.where()}, played twice: the {what} differs: "
-                f"{first_difference(a[index], b[index])}{shorter}. Draw everything random from "
-                "options.seed, and keep nothing from one episode to the next"
+                f"{first.where()}, played twice: {trace_difference(a, b)}. Draw everything "
+                "random from options.seed, and keep nothing from one episode to the next"
             )
     how = "reset alone" if not run.random_play[0].turns else f"{run.random_play[0].policy} moves"
     return (
@@ -234,7 +244,7 @@ def rewards_in_range(run: Run) -> str:
     spread = f"{len(seen)} rewards from {min(seen):g} to {max(seen):g}" if seen else "no rewards"
     bounds = run.spec.reward_range if run.spec is not None else None
     if bounds is None:
-        raise Skip(f"no reward_range declared ({spread}, all finite)")
+        raise Skip(f"no reward_range declared ({spread}{', all finite' if seen else ''})")
     low, high = bounds
     for episode in run.played():
         for number, reward in enumerate(episode.rewards):

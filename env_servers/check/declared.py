@@ -161,6 +161,6 @@ def replies_match_schema(run: Run) -> str:
     if spec is None:
         return f"{counted} observations, states and actions fit /schema"
     return (
-        f"{counted} observations and states round-trip through the declared models; "
-        f"{len(seen)} distinct ones (each policy's first episode) fit /schema"
+        f"{counted} observations, states and actions: all round-trip through the declared "
+        f"models; {len(seen)} distinct ones (each policy's first episode) fit /schema"
     )
