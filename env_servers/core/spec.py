@@ -176,7 +176,8 @@ class GameSpec:
     max_steps: int | None = None
     """The most steps any episode takes under the default reset fields, whatever the moves
     (legal or not): the step limit ``arenagym check`` holds every episode to. None: not
-    declared (the checker then stops an episode after ``check.DEFAULT_STEP_CAP`` steps)."""
+    declared (the checker then gives an episode up after
+    ``env_servers.check.play.DEFAULT_STEP_CAP`` steps)."""
     reward_range: tuple[float, float] | None = None
     """The least and the most reward one step can earn; None: not declared."""
     random_move: RandomMove | None = None

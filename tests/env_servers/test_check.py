@@ -349,6 +349,8 @@ def test_a_declaration_that_contradicts_itself_is_refused() -> None:
         dataclasses.replace(CODEWORD, random_move=None)
     with pytest.raises(ValueError, match="ends_after"):
         InvalidMoves({"guess": "nope"}, ends_after=0)
+    with pytest.raises(ValueError, match="reward_range"):
+        dataclasses.replace(CODEWORD, reward_range=(1.0, 0.0))
 
 
 # -- a running server, by URL ---------------------------------------------------------------------
@@ -416,3 +418,15 @@ def test_an_unreachable_server_says_so() -> None:
     result = CliRunner().invoke(check_command, ["--url", "http://127.0.0.1:9", "--timeout", "2"])
     assert result.exit_code == 1
     assert "Cannot reach" in result.output and "Is the server running" in result.output
+
+
+def test_hidden_values_are_sought_as_whole_values_or_words() -> None:
+    from env_servers.check.leaks import contains
+
+    assert contains({"note": "The code word is Mike."}, "mike")
+    assert contains({"guesses": ["alfa", "mike"]}, "mike")
+    assert not contains({"note": "mikes and spikes"}, "mike")
+    assert contains({"code": [1, 2, 3]}, [1, 2, 3]) and contains({"n": [7]}, 7)
+    assert not contains({"flag": True}, 1)  # a flag is not the number 1
+    assert not contains({"text": "a b c"}, "b")  # short text only as a whole value
+    assert contains({"text": "b"}, "b")
