@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import cast
 
 import click
 from rich.console import Console
@@ -18,8 +19,8 @@ from rich.table import Table
 
 from clients.errors import ClientError
 from env_servers.check import DEFAULT_EPISODES, InProcessTarget, Report, URLTarget, check
-from env_servers.check.targets import DEFAULT_TIMEOUT, Target
-from env_servers.core.registry import UnknownGame, load_spec, registered
+from env_servers.check.targets import DEFAULT_TIMEOUT, Target, TransportName
+from env_servers.core.registry import UnknownGame, environment_of, load_spec, registered
 from env_servers.core.spec import GameSpec, load_attribute
 
 STYLES = {"passed": ("✓ passed", "green"), "failed": ("✗ FAILED", "bold red"),
@@ -112,10 +113,16 @@ that its /schema and /metadata allow. Exit status: 0 passed, 1 a check failed, 2
     show_default=True,
     help="Episodes per policy (seeds SEED, SEED+1, …).",
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-              help="The first seed.")  # fmt: skip
-@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True,
-              help="Seconds to wait for the server, per request.")  # fmt: skip
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="The first seed."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds to wait for the server, per request.",
+)
 @click.option("--json", "as_json_flag", is_flag=True, help="Print the report as JSON.")
 def check_command(
     game: str | None,
@@ -134,12 +141,14 @@ def check_command(
         target: Target
         if url is None:
             assert spec is not None
-            target = InProcessTarget(spec.load_environment())
+            target = InProcessTarget(environment_of(spec))
         else:
-            target = URLTarget(url, transport, timeout)  # type: ignore[arg-type]
+            target = URLTarget(url, cast(TransportName, transport), timeout)
             if spec is None:
                 spec, name = served_spec(target)
         report = check(target, spec, episodes=episodes, seed=seed, game=name)
+    except UnknownGame as error:
+        raise click.ClickException(str(error)) from None
     except ClientError as error:
         raise click.ClickException(f"{error} Is the server running at that URL?") from None
     if as_json_flag:
@@ -147,4 +156,4 @@ def check_command(
     else:
         render(report, Console(highlight=False))
     if not report.passed:
-        raise SystemExit(1)
+        raise click.exceptions.Exit(1)

@@ -12,6 +12,7 @@ from jsonschema.protocols import Validator
 
 from env_servers.check.run import Failed, Run, Skip, expect
 from env_servers.check.targets import InProcessTarget
+from env_servers.core.registry import environment_of
 
 SCHEMA_PARTS = ("action", "observation", "state")
 
@@ -47,7 +48,7 @@ def validator(schema: Any) -> Validator:
 
 def declaration(run: Run) -> str:
     spec = run.declared()
-    env_type = spec.load_environment()
+    env_type = environment_of(spec)
     for part in ("reset", "action", "observation", "state"):
         ours, theirs = getattr(spec, f"{part}_type"), getattr(env_type, f"{part}_type")
         expect(

@@ -276,6 +276,8 @@ def variant(env_type: type[Codeword]) -> GameSpec:
 
 
 LEAKY = variant(Leaky)
+GHOST = dataclasses.replace(CODEWORD, name="ghost", environment=f"{__name__}:Ghost")
+"""A declaration whose environment does not exist."""
 BROKEN = {
     "hidden_stays_hidden": [LEAKY, variant(LeakyField)],
     "same_seed_same_episode": [variant(Unseeded)],
@@ -412,6 +414,12 @@ def test_usage_errors_exit_2() -> None:
     for arguments in ([], ["no-such-game"], ["wordle", "--episodes", "1"], ["os:sep"]):
         result = runner.invoke(check_command, arguments)
         assert result.exit_code == 2, (arguments, result.output)
+
+
+def test_an_environment_that_cannot_load_says_so() -> None:
+    result = CliRunner().invoke(check_command, [f"{__name__}:GHOST"])
+    assert result.exit_code == 1
+    assert "declares environment" in result.output and "could not be loaded" in result.output
 
 
 def test_an_unreachable_server_says_so() -> None:
