@@ -176,7 +176,7 @@ class AsyncInProcessTransport:
     """``InProcessTransport`` behind async methods: a game step takes microseconds, so it
     runs on the loop, as the server runs it."""
 
-    def __init__(self, game: str, *, allow_explicit_secrets: bool = True) -> None:
+    def __init__(self, game: str | type[Any], *, allow_explicit_secrets: bool = True) -> None:
         self._local = InProcessTransport(game, allow_explicit_secrets=allow_explicit_secrets)
 
     @property

@@ -213,13 +213,16 @@ class InProcessTransport:
     """A game's ``Environment`` behind the server's session layer, in this process. Calls are
     plain function calls, so the async twin wraps this one."""
 
-    def __init__(self, game: str, *, allow_explicit_secrets: bool = True) -> None:
+    def __init__(self, game: str | type[Any], *, allow_explicit_secrets: bool = True) -> None:
+        """``game``: a registered game's name, or an ``Environment`` subclass itself (a game
+        not registered, as ``arenagym check`` runs a declaration given by reference)."""
         from env_servers.core.config import ServerSettings
         from env_servers.core.registry import load_environment
         from env_servers.core.sessions import SessionManager
 
         settings = ServerSettings(allow_explicit_secrets=allow_explicit_secrets)
-        self._manager = SessionManager(load_environment(game), settings)
+        env_type = load_environment(game) if isinstance(game, str) else game
+        self._manager = SessionManager(env_type, settings)
         self._session = self._manager.open()
         self.session_id: str | None = self._session.id
 

@@ -84,16 +84,6 @@ def _session_id(request: Request, body: Any) -> str | None:
     return request.headers.get(SESSION_HEADER) or request.query_params.get("session_id")
 
 
-def _schemas(env_type: type[Environment[Any, Any, Any, Any]]) -> dict[str, Any]:
-    return {
-        "action": env_type.action_type.model_json_schema(),
-        "observation": env_type.observation_type.model_json_schema(),
-        "reset_observation": env_type.observation_type.model_json_schema(),
-        "state": env_type.state_type.model_json_schema(),
-        "reset": env_type.reset_type.model_json_schema(),
-    }
-
-
 def _body_doc(schema: dict[str, Any], example: dict[str, Any]) -> dict[str, Any]:
     content = {JSON: {"schema": schema, "example": example}}
     return {"requestBody": {"required": False, "content": content}}
@@ -137,7 +127,7 @@ def create_app(
     manager = SessionManager(env_type, settings)
     spec = spec or _registered_spec(env_type.name)
     mcp = MCPHandler(manager, spec)
-    schemas = _schemas(env_type)
+    schemas = wire.schemas(env_type)
     metadata = {
         "name": env_type.name,
         "description": env_type.description,

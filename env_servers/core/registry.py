@@ -149,7 +149,12 @@ def _families_note() -> str:
 
 def load_environment(game: str) -> type[Environment[Any, Any, Any, Any]]:
     """The ``Environment`` subclass of the game registered as ``game``."""
-    spec = load_spec(game)
+    return environment_of(load_spec(game))
+
+
+def environment_of(spec: GameSpec) -> type[Environment[Any, Any, Any, Any]]:
+    """The ``Environment`` subclass a declaration names, registered or not."""
+    game = spec.name
     try:
         env_type = spec.load_environment()
     except Exception as error:

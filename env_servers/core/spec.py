@@ -20,6 +20,12 @@ What a game declares:
 - ``episode_key``: what makes two training episodes the same (duplicates are dropped), if
   seeds can repeat episodes; ``seeds_vary``: whether different seeds give different episodes;
 - ``hidden_reset_fields`` come from the reset model's ``SECRET_FIELDS``;
+- what ``arenagym check`` (``env_servers.check``) holds the game to, all optional (a check
+  whose declaration is missing is skipped, saying which field would enable it):
+  ``max_steps`` (the step limit), ``reward_range``, ``random_move`` (a random legal move, for
+  the random-play baseline and for playing episodes at all), ``invalid_moves`` (an illegal
+  move and what it costs), ``hidden_fields`` (observation and state fields that hold hidden
+  information) and ``repeat_probe`` (repeating one move must not pay);
 - ``web``: the game's own page for playing by hand, if it has one (see ``core.web``);
 - ``demonstrations``: worked answer-mode replies for a supervised warm-up, if it has them.
 """
@@ -82,6 +88,39 @@ def load_attribute(reference: str) -> Any:
     return getattr(importlib.import_module(module_name), attribute)
 
 
+@dataclass(frozen=True, slots=True)
+class InvalidMoves:
+    """How a game treats a well-formed but illegal move (a guess that is not a word), so the
+    checker can hold it to that. An illegal move is data, not an error: the server answers
+    with an observation (``flag`` set), never with an error frame."""
+
+    example: Mapping[str, Any]
+    """The fields of an action that passes the action model but is illegal in every position
+    of every episode (Wordle: ``{"guess": "zzzzz"}``)."""
+    ends_after: int | None = None
+    """The invalid move that ends the episode: 1 means the first one does, ``n`` the ``n``-th
+    (the checker sends them in a row, so a count "in a row" and one "per episode" agree);
+    None: invalid moves never end an episode (then ``max_steps`` must bound it)."""
+    free: bool = True
+    """Whether an invalid move uses none of the game's moves (guesses, attempts, turns):
+    fewer than ``ends_after`` of them, slipped between the legal moves of an episode, change
+    neither its outcome nor how many legal moves it takes. False when one costs a move."""
+    reward: float | None = 0.0
+    """The reward of every invalid move, the one ending the episode included; None when it
+    varies."""
+    flag: str | None = "invalid_move"
+    """The observation field that is true after an invalid move (None: the game has none)."""
+
+    def __post_init__(self) -> None:
+        if self.ends_after is not None and self.ends_after < 1:
+            raise ValueError(f"InvalidMoves.ends_after must be 1 or more, got {self.ends_after}.")
+
+
+RandomMove = Callable[[Any, random.Random], dict[str, Any]]
+"""A typed observation of an episode under way, and a random source → a random legal move
+(the action's fields)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class GameSpec:
     """The declaration of one game. See the module docstring for what each part is for."""
@@ -135,6 +174,27 @@ class GameSpec:
     web: str | None = None
     """``"package:folder"`` of the game's own page (package data: ``index.html`` and what it
     loads; files it lacks come from the generic view); the generic view when None."""
+    max_steps: int | None = None
+    """The most steps any episode takes under the default reset fields, whatever the moves
+    (legal or not): the step limit ``arenagym check`` holds every episode to. None: not
+    declared (the checker then gives an episode up after
+    ``env_servers.check.play.DEFAULT_STEP_CAP`` steps)."""
+    reward_range: tuple[float, float] | None = None
+    """The least and the most reward one step can earn; None: not declared."""
+    random_move: RandomMove | None = None
+    """A random legal move for an episode under way (the checker's random-legal baseline, and
+    how it plays episodes at all); it must use only ``rng`` for randomness, so a seed replays
+    it. None: the checker cannot play this game, only reset it."""
+    invalid_moves: InvalidMoves | None = None
+    """An illegal move and what it costs; None: not declared."""
+    hidden_fields: frozenset[str] = frozenset()
+    """Observation and state fields that hold hidden information (a secret word, a solution):
+    None (or empty) until the episode is over. Their final values must appear nowhere in an
+    observation or a state before that. Fields named like the reset model's
+    ``SECRET_FIELDS`` count as hidden too."""
+    repeat_probe: bool = False
+    """Whether repeating one legal move, every step, is an unfair strategy here, so it must
+    not out-score random legal play (the checker's "repeat one move" probe)."""
     extras: Mapping[str, Any] = field(default_factory=dict)
     """Anything else a game wants to publish (e.g. its word lists' sizes)."""
 
@@ -152,6 +212,12 @@ class GameSpec:
             problems.append("demonstrations are answer-mode replies: they need answer mode")
         if self.web is not None and not all(self.web.partition(":")[::2]):
             problems.append(f"web must name 'package:folder', got {self.web!r}")
+        if self.max_steps is not None and self.max_steps < 1:
+            problems.append(f"max_steps must be 1 or more, got {self.max_steps}")
+        if self.reward_range is not None and not self.reward_range[0] <= self.reward_range[1]:
+            problems.append(f"reward_range must be (least, most), got {self.reward_range}")
+        if self.repeat_probe and self.random_move is None:
+            problems.append("repeat_probe repeats a random legal move: it needs random_move")
         if self.solved not in self.rewards:
             problems.append(f"solved names reward {self.solved!r}, not one of {list(self.rewards)}")
         if problems:
@@ -165,6 +231,13 @@ class GameSpec:
     def hidden_reset_fields(self) -> frozenset[str]:
         """Reset fields that fix hidden information (a secret word): never sent by trainers."""
         return self.reset_type.SECRET_FIELDS
+
+    @property
+    def hidden(self) -> frozenset[str]:
+        """Every observation or state field that must stay hidden until the episode is over:
+        ``hidden_fields`` and the fields named like a ``SECRET_FIELDS`` reset field."""
+        fields = set(self.observation_type.model_fields) | set(self.state_type.model_fields)
+        return self.hidden_fields | (self.hidden_reset_fields & fields)
 
     @property
     def reset_fields(self) -> frozenset[str]:

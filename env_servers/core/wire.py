@@ -15,11 +15,24 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from env_servers.core.environment import Environment
 from env_servers.core.errors import EnvServerError, InvalidJSON
 from env_servers.core.models import Observation
 
 _LIFTED = frozenset({"reward", "done", "metadata"})
 _TRUE, _FALSE = b"true", b"false"
+
+
+def schemas(env_type: type[Environment[Any, Any, Any, Any]]) -> dict[str, Any]:
+    """The JSON schemas a server publishes at ``GET /schema`` (``arenagym check`` computes
+    them the same way for a game played in-process)."""
+    return {
+        "action": env_type.action_type.model_json_schema(),
+        "observation": env_type.observation_type.model_json_schema(),
+        "reset_observation": env_type.observation_type.model_json_schema(),
+        "state": env_type.state_type.model_json_schema(),
+        "reset": env_type.reset_type.model_json_schema(),
+    }
 
 
 def loads(raw: str | bytes) -> Any:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from env_servers.core.spec import GameSpec, Reward, ToolCall
+from env_servers.core.spec import GameSpec, InvalidMoves, Reward, ToolCall
 from env_servers.countdown.agent import CountdownToolEnv
 from env_servers.countdown.client import CountdownClient
+from env_servers.countdown.game import MAX_INVALID_MOVES
 from env_servers.countdown.models import (
     MAX_MESSAGE_CHARS,
     CountdownAction,
@@ -51,6 +52,17 @@ def example_answer(observation: CountdownObservation, rng: random.Random) -> str
     return f"<answer>{_example_expression(observation)}</answer>"
 
 
+def random_move(observation: CountdownObservation, rng: random.Random) -> dict[str, Any]:
+    """Every number once, in a random order, joined by random + - * (never a division, which
+    could divide by zero)."""
+    numbers = [str(n) for n in observation.numbers]
+    rng.shuffle(numbers)
+    expression = numbers[0]
+    for number in numbers[1:]:
+        expression += f" {rng.choice('+-*')} {number}"
+    return {"expression": expression}
+
+
 def episode_key(observation: CountdownObservation) -> tuple[tuple[int, ...], int]:
     """A puzzle is its numbers (in any order) and its target."""
     return tuple(sorted(observation.numbers)), observation.target
@@ -76,6 +88,12 @@ COUNTDOWN = GameSpec(
     example_answer=example_answer,
     demonstrations="env_servers.countdown.solutions:warmup_demonstrations",
     episode_key=episode_key,
+    max_steps=MAX_INVALID_MOVES,
+    reward_range=(0.0, 1.0),
+    random_move=random_move,
+    invalid_moves=InvalidMoves({"message": "I give up."}, ends_after=MAX_INVALID_MOVES),
+    hidden_fields=frozenset({"solution"}),
+    repeat_probe=True,
     unit="puzzles",
     evaluation="env_servers.countdown.evaluation:VIEW",
     terminal="env_servers.countdown.terminal:COUNTDOWN",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from env_servers.core.spec import GameSpec, Reward, ToolCall
+from env_servers.core.spec import GameSpec, InvalidMoves, Reward, ToolCall
+from env_servers.wordle import game
 from env_servers.wordle.agent import WordleToolEnv
 from env_servers.wordle.client import WordleClient
 from env_servers.wordle.models import (
@@ -47,6 +49,15 @@ def example_call(observation: WordleObservation, rng: random.Random) -> ToolCall
     return ToolCall("guess", {"word": rng.choice(OPENING_WORDS)})
 
 
+def random_move(observation: WordleObservation, rng: random.Random) -> dict[str, Any]:
+    """A random answer-list word not guessed yet (legal unless hard mode is on)."""
+    guessed = {guess.word for guess in observation.guesses}
+    words = game.answers()
+    while (word := words[rng.randrange(len(words))]) in guessed:
+        pass
+    return {"guess": word}
+
+
 WORDLE = GameSpec(
     name="wordle",
     description="Find the secret five-letter word in six guesses, with TextArena Wordle-v0 text.",
@@ -67,6 +78,12 @@ WORDLE = GameSpec(
     solved="correct",
     modes=("tools",),
     example_call=example_call,
+    max_steps=game.MAX_GUESSES - 1 + game.MAX_INVALID_MOVES,
+    reward_range=(0.0, 1.0),
+    random_move=random_move,
+    invalid_moves=InvalidMoves({"guess": "zzzzz"}, ends_after=game.MAX_INVALID_MOVES),
+    hidden_fields=frozenset({"answer"}),
+    repeat_probe=True,
     solved_word="won",
     unit="words",
     evaluation="env_servers.wordle.evaluation:VIEW",

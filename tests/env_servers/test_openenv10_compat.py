@@ -10,12 +10,13 @@ import contextlib
 import json
 import subprocess
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pytest
 from pydantic import ConfigDict, Field
 
 from clients.base import AsyncEnvClient, EnvClient
+from env_servers.check import URLTarget, check
 from env_servers.core.models import Action, Observation, State
 from env_servers.core.registry import game_names
 from tests.live import LiveServer, live_server
@@ -199,3 +200,19 @@ def test_our_client_calls_tools_of_a_stock_mcp_environment(stock_servers: dict[s
         text = result.observation.result["data"]
         assert text.startswith("crane ") and len(text.split()[1]) == 5
         assert client.state().step_count == 1
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_arenagym_check_runs_what_a_stock_server_allows(
+    stock_servers: dict[str, str], transport: Literal["websocket", "http"]
+) -> None:
+    """No declaration: only what /schema and /metadata allow runs; the rest skips, saying so."""
+    target = URLTarget(stock_servers["plain"], transport)
+    report = check(target, None, episodes=2, game="stock")
+    found = {result.name: result for result in report.results}
+    assert report.passed, report.failures
+    for name in ("metadata", "schema", "replies_match_schema", "bad_actions_rejected"):
+        assert found[name].status == "passed", found[name]
+    assert found["same_seed_same_episode"].status == "passed"
+    assert found["hidden_stays_hidden"].status == "skipped"
+    assert "no declaration" in found["probe_invalid_moves"].detail
