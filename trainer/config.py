@@ -111,6 +111,9 @@ class TrainConfig:
     temperature: float = _help("Sampling temperature of rollouts.", 1.0)
     num_train_epochs: float = _help("Passes over the episodes.", 1.0)
     max_steps: int = _help("Stop after this many optimiser steps (-1: as the epochs say).", -1)
+    num_iterations: int = _help(
+        "Optimiser steps on each batch of rollouts (TRL's mu): more learning per generation.", 1
+    )
     max_time_s: float | None = _help(
         "Stop after this many seconds of training (the final model is saved as usual).", None
     )
@@ -225,6 +228,8 @@ class TrainConfig:
             problems.append("beta must not be negative")
         if self.verify_connections < 1:
             problems.append("verify_connections must be at least 1")
+        if self.num_iterations < 1:
+            problems.append("num_iterations must be at least 1")
         if self.max_time_s is not None and self.max_time_s <= 0:
             problems.append("max_time_s must be positive (or null: no limit)")
         if self.backend.startswith("vllm") and (self.use_cpu or self.model == "tiny"):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from clients.agent import GameAgent
@@ -42,7 +42,11 @@ class AnswerJudge:
     ``agents``: for a single-game answer run (no environments), the agents whose sessions play
     the rows' episodes; with several, the batch is split among them and judged on a thread
     pool (the round trips overlap), the verdicts in the batch's order. Each episode's agent is
-    copied per completion. With environments, the agents are TRL's, one per rollout."""
+    copied per completion. With environments, the agents are TRL's, one per rollout.
+
+    ``start`` begins judging a batch in the background as soon as its replies exist, so the
+    round trips overlap the trainer's own work before it asks for the rewards; the reward
+    functions then collect those verdicts instead of judging again."""
 
     def __init__(self, agents: GameAgent | Sequence[GameAgent] | None = None) -> None:
         if agents is None:
@@ -50,11 +54,13 @@ class AnswerJudge:
         self.agents: list[GameAgent] = [agents] if isinstance(agents, GameAgent) else list(agents)
         self._pool = (
             ThreadPoolExecutor(len(self.agents), thread_name_prefix="judge")
-            if len(self.agents) > 1
+            if self.agents
             else None
         )
         self._completions: Sequence[Any] | None = None
         self._agents: list[GameAgent] = []
+        self._started: tuple[Sequence[Any], list[tuple[range, Future[list[GameAgent]]]]] | None
+        self._started = None
 
     @property
     def agent(self) -> GameAgent | None:
@@ -70,7 +76,7 @@ class AnswerJudge:
         if completions is self._completions:
             return self._agents
         if environments is None:
-            agents = self._play_rows(completions, columns)
+            agents = self._collect(completions) or self._play_rows(completions, columns)
         else:
             agents = list(environments)
             for agent, completion in zip(agents, completions, strict=True):
@@ -84,19 +90,56 @@ class AnswerJudge:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
 
+    def start(self, completions: Sequence[Any], columns: dict[str, Any]) -> None:
+        """Begin judging ``completions`` (rows ``columns``) on the judging threads; the reward
+        call for the same completions collects the verdicts. No-op without judging agents."""
+        if self._pool is None:
+            return
+        self._settle()
+        self._started = (completions, self._submit(completions, columns))
+
+    def _settle(self) -> None:
+        """Wait for judging begun and never collected: its sessions must be free again."""
+        started, self._started = self._started, None
+        for _, job in started[1] if started else []:
+            job.result()
+
+    def _collect(self, completions: Sequence[Any]) -> list[GameAgent] | None:
+        """The verdicts ``start`` began for these completions, or None if it began none."""
+        if self._started is None:
+            return None
+        begun, jobs = self._started
+        if begun is not completions and [completion_text(c) for c in begun] != [
+            completion_text(c) for c in completions
+        ]:
+            self._settle()
+            return None
+        self._started = None
+        return self._gather(len(completions), jobs)
+
+    def _submit(
+        self, completions: Sequence[Any], columns: dict[str, Any]
+    ) -> list[tuple[range, Future[list[GameAgent]]]]:
+        assert self._pool is not None
+        n = len(self.agents)
+        parts = [range(i, len(completions), n) for i in range(n)]
+        return [
+            (part, self._pool.submit(self._play, agent, part, completions, columns))
+            for agent, part in zip(self.agents, parts, strict=True)
+        ]
+
     def _play_rows(self, completions: Sequence[Any], columns: dict[str, Any]) -> list[GameAgent]:
         if not self.agents:
             raise ValueError("An answer-mode reward needs environments or a judging agent.")
-        n = len(self.agents)
-        if self._pool is None:
+        if len(self.agents) == 1:
             return self._play(self.agents[0], range(len(completions)), completions, columns)
-        parts = [range(i, len(completions), n) for i in range(n)]
-        jobs = [
-            self._pool.submit(self._play, agent, part, completions, columns)
-            for agent, part in zip(self.agents, parts, strict=True)
-        ]
-        judged: list[GameAgent | None] = [None] * len(completions)
-        for part, job in zip(parts, jobs, strict=True):
+        return self._gather(len(completions), self._submit(completions, columns))
+
+    @staticmethod
+    def _gather(size: int, jobs: list[tuple[range, Future[list[GameAgent]]]]) -> list[GameAgent]:
+        """The verdicts of the parts, in the batch's order."""
+        judged: list[GameAgent | None] = [None] * size
+        for part, job in jobs:
             for index, agent in zip(part, job.result(), strict=True):
                 judged[index] = agent
         return [agent for agent in judged if agent is not None]

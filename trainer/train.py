@@ -53,6 +53,7 @@ def grpo_args(config: TrainConfig) -> Any:
         loss_type=config.loss_type,
         max_completion_length=config.max_completion_length,
         temperature=config.temperature,
+        num_iterations=config.num_iterations,
         num_train_epochs=config.num_train_epochs,
         max_steps=config.max_steps,
         warmup_steps=config.warmup_steps,
@@ -170,6 +171,16 @@ def train(config: TrainConfig) -> Path:
                 if self.is_world_process_zero():
                     write_model_card(config, metrics.last)
 
+            def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> Any:
+                self._batch_rows = inputs
+                return super()._generate_and_score_completions(inputs)
+
+            def _generate(self, prompts: list[Any]) -> Any:
+                """Also start judging the replies, which then overlaps TRL's scoring."""
+                output = super()._generate(prompts)
+                judge_early(judge, output, getattr(self, "_batch_rows", None))
+                return output
+
         trainer = Trainer(
             model=model_path(config),
             reward_funcs=functions,
@@ -197,6 +208,18 @@ def train(config: TrainConfig) -> Path:
         trainer.processing_class.save_pretrained(str(output_dir))
         write_model_card(config, metrics.last)
     return output_dir
+
+
+def judge_early(judge: Any, generated: Any, rows: list[dict[str, Any]] | None) -> None:
+    """Start ``judge`` on the completions of TRL's ``_generate`` output (its fourth item, in
+    TRL 1.16), with the batch's ``rows`` as the reward functions' columns. Where that output
+    is not what it was, nothing starts and the rewards judge the replies as before."""
+    completions = generated[3] if isinstance(generated, tuple) and len(generated) > 3 else None
+    if not rows or not isinstance(completions, list) or len(completions) != len(rows):
+        return
+    skip = {"prompt", "completion", "completion_ids"}
+    columns = {key: [row[key] for row in rows] for key in rows[0] if key not in skip}
+    judge.start(completions, columns)
 
 
 def _finished(checkpoint: Path, trainer: Any) -> bool:

@@ -36,7 +36,7 @@ def step_profile() -> Iterator[list[dict[str, float]]]:
     original_step = GRPOTrainer.training_step
 
     def log_metrics(self: Any, duration: float) -> None:
-        current[self.name.removeprefix("GRPOTrainer.")] += duration
+        current[self.name.split(".", 1)[-1]] += duration  # "<trainer class>.<span>"
 
     def training_step(self: Any, *args: Any, **kwargs: Any) -> Any:
         if torch.cuda.is_available():
@@ -80,17 +80,19 @@ def step_profile() -> Iterator[list[dict[str, float]]]:
         GRPOTrainer.__init__ = original_init  # type: ignore[method-assign]
 
 
-def _median(rows: list[dict[str, float]], key: str) -> float:
-    return statistics.median(row.get(key, 0.0) for row in rows) if rows else 0.0
+def _mean(rows: list[dict[str, float]], key: str) -> float:
+    """The mean, not the median: with ``num_iterations`` > 1 only some steps generate."""
+    return statistics.fmean(row.get(key, 0.0) for row in rows) if rows else 0.0
 
 
 def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
-    """Median seconds per step: the whole step and its parts."""
-    step = _median(rows, "step")
-    generation = _median(rows, "transformers.generate")
-    verification = _median(rows, "countdown_correct")
-    prepare = _median(rows, "_prepare_inputs")
-    training_step = _median(rows, "training_step")
+    """Mean seconds per step: the whole step and its parts. Verification is the time the
+    reward waited for the verdicts, judging having started as the replies came out."""
+    step = _mean(rows, "step")
+    generation = _mean(rows, "transformers.generate")
+    verification = _mean(rows, "countdown_correct")
+    prepare = _mean(rows, "_prepare_inputs")
+    training_step = _mean(rows, "training_step")
     return {
         "step_s": step,
         "generation_s": generation,
@@ -102,7 +104,7 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 def time_transports(run: Run) -> dict[str, Any]:
-    """Both transports for ``overhead_steps`` steps each; medians over the steps after the
+    """Both transports for ``overhead_steps`` steps each; means over the steps after the
     first ``overhead_skip``, and the remote's extra time per step in percent."""
     from benchmarks.learning.stages import train_config
     from trainer.config import load_config

@@ -208,7 +208,7 @@ def markdown(summary: dict[str, Any], png: str) -> str:
     oh = summary.get("overhead")
     if oh:
         lines += [
-            f"Step time, median of {oh['steps'] - oh['skipped']} steps (seconds):",
+            f"Step time, mean of {oh['steps'] - oh['skipped']} steps (seconds):",
             "",
             "| transport | step | generation | verification | scoring | optimisation |",
             "|---|---|---|---|---|---|",

@@ -25,10 +25,10 @@ class Settings:
     warmup_stop_at: float = 0.25
     validation_puzzles: int = 256
     # evaluation
-    eval_episodes: int = 300
+    eval_episodes: int = 500
     eval_samples: int = 16
     eval_temperature: float = 1.0
-    eval_batch: int = 300
+    eval_batch: int = 500
     max_new_tokens: int = 64
     # GRPO
     num_generations: int = 16
@@ -38,12 +38,13 @@ class Settings:
     temperature: float = 1.0
     train_episodes: int = 12_000
     max_steps: int = 2000
-    max_time_s: float = 300.0
+    max_time_s: float = 500.0
+    num_iterations: int = 2
     save_steps: int = 100_000
     loss_type: str = "dapo"
     # overhead timing
-    overhead_steps: int = 15
-    overhead_skip: int = 3
+    overhead_steps: int = 24
+    overhead_skip: int = 4
     use_cpu: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -79,8 +80,8 @@ TINY = replace(
     train_episodes=8,
     max_steps=2,
     max_time_s=120.0,
-    overhead_steps=3,
-    overhead_skip=1,
+    overhead_steps=4,
+    overhead_skip=2,
     use_cpu=True,
 )
 """A pipeline check on a CPU in a minute or two (it learns nothing)."""

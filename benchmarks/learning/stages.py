@@ -140,6 +140,7 @@ def train_config(run: Run, output_dir: Path, **overrides: Any) -> Path:
         "max_completion_length": s.max_new_tokens,
         "max_steps": s.max_steps,
         "max_time_s": s.max_time_s,
+        "num_iterations": s.num_iterations,
         "save_steps": s.save_steps,
         "logging_steps": 1,
         "use_cpu": s.use_cpu,

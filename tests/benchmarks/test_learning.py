@@ -143,6 +143,13 @@ def test_answer_judge_over_several_sessions_gives_one_sessions_verdicts(
     try:
         (pooled,), _ = reward_functions(spec, {"correct": 1.0}, judge)
         assert pooled(answers, **columns) == expected
+        early = list(answers)  # judged as soon as the replies exist, collected by the reward
+        judge.start(early, columns)
+        assert pooled(early, **columns) == expected
+        judge.start(list(answers), columns)  # started on other replies: judged again
+        flipped = [answers[1], answers[0], *answers[2:]]
+        flipped_columns = {"seed": [1, 0, *seeds[2:]], "split": columns["split"]}
+        assert pooled(flipped, **flipped_columns) == [expected[1], expected[0], *expected[2:]]
     finally:
         judge.close()
         for agent in judge.agents:
