@@ -171,17 +171,22 @@ PLAY = textwrap.dedent(
     for transport in ("websocket", "http"):
         with ScaffoldedGameClient.from_url(sys.argv[1], transport=transport) as client:
             result = client.reset(seed=5, split="eval")
-            hidden = client.state().secret
+            hidden = client.state().answer
             invalid = client.step({"guess": 0}).observation
+            low, high = result.observation.lowest, result.observation.highest
             while not result.done:
-                observation = result.observation
-                result = client.step({"guess": (observation.low + observation.high) // 2})
+                middle = (low + high) // 2
+                result = client.step({"guess": middle})
+                if result.observation.hint == "higher":
+                    low = middle + 1
+                elif result.observation.hint == "lower":
+                    high = middle - 1
             played[transport] = {
                 "hidden": hidden,
                 "invalid": [invalid.invalid_move, invalid.guesses_left, invalid.reason],
                 "won": result.observation.won,
                 "reward": result.reward,
-                "secret": client.state().secret,
+                "answer": client.state().answer,
             }
     print(json.dumps(played))
     """
@@ -214,8 +219,8 @@ def test_served_it_plays_over_websocket_http_mcp_web_and_the_terminal(
     assert played["websocket"] == played["http"]  # the same seed, the same episode
     episode = played["http"]
     assert episode["hidden"] is None and episode["won"] and episode["reward"] == 1.0
-    assert episode["invalid"] == [True, 7, "0 is not in 1..100."]
-    assert episode["secret"] % 5 == 0  # the held-out pool
+    assert episode["invalid"] == [True, 10, "0 is not between 100 and 999."]
+    assert episode["answer"] % 5 == 0  # the held-out pool
 
     with httpx.Client(base_url=served, trust_env=False, timeout=10) as http:
         assert http.get("/metadata").json()["name"] == GAME
@@ -227,9 +232,9 @@ def test_served_it_plays_over_websocket_http_mcp_web_and_the_terminal(
     terminal = run(
         [*ARENAGYM, "play", GAME, "--url", served, "--seed", "1"],
         env=installed.env,
-        input="50\nfifty\n:q\n",
+        input="500\nfive hundred\n:q\n",
     ).stdout
-    assert "50: the number is" in terminal and "not a valid guess" in terminal
+    assert "500: the number is" in terminal and "not a valid guess" in terminal
 
 
 @pytest.mark.slow
@@ -253,4 +258,4 @@ def test_it_trains_two_steps_and_evaluates(
     run(evaluate, env=installed.env, timeout=300)
     results = json.loads((report / "results.json").read_text())
     assert len(results["models"][0]["episodes"]) == 2, results
-    assert GAME in (report / "report.md").read_text()
+    assert "2 games (seeds 0–1)" in (report / "report.md").read_text()
