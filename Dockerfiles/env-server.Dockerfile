@@ -3,6 +3,10 @@
 #   docker build -f Dockerfiles/env-server.Dockerfile --build-arg GAME=wordle -t arenagym/wordle .
 #   docker run --rm -p 8001:8000 arenagym/wordle        # then: curl localhost:8001/health
 #
+# A game of your own, written by `arenagym new NAME --dir games`, is installed beside it from
+# the build context: `--build-arg GAME=NAME --build-arg PACKAGES=./games/arenagym-NAME`
+# (PACKAGES: anything pip installs, relative paths from the context's root).
+#
 # Only the server is installed (`pip install .`, no extras: no torch). Settings come from
 # ARENAGYM_* variables (ARENAGYM_PORT, ARENAGYM_MAX_SESSIONS, ARENAGYM_SESSION_TTL, …);
 # ARENAGYM_GAME picks another registered game at run time, and arguments after the image
@@ -12,6 +16,7 @@ FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title=arenagym-env-server
 
 ARG GAME
+ARG PACKAGES=""
 ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
@@ -20,8 +25,10 @@ COPY pyproject.toml README.md /tmp/src/
 COPY env_servers /tmp/src/env_servers
 COPY clients /tmp/src/clients
 COPY trainer /tmp/src/trainer
+COPY games /tmp/src/games
+WORKDIR /tmp/src
 RUN test -n "${GAME}" || { echo "build with --build-arg GAME=<game id>, e.g. wordle" >&2; exit 1; } \
- && python -m pip install --no-cache-dir /tmp/src \
+ && python -m pip install --no-cache-dir /tmp/src ${PACKAGES} \
  && rm -rf /tmp/src \
  && useradd --create-home --uid 1000 arena
 

@@ -31,22 +31,20 @@ def new(
         names, target = write_game(name, directory)
     except ScaffoldError as error:
         raise click.UsageError(str(error)) from None
-    shown = target if target.is_absolute() else Path(".") / target
+    shown = str(target) if target.is_absolute() else f"./{target}"  # a path to pip, not a name
     typer.echo(
-        f"Wrote {names.title} ({names.name}), a guess-the-number game to make your own, in "
+        f"Wrote {names.title} ({names.name}), a number-guessing game to make your own, in "
         f"{shown}/:\n"
-        f"  {names.package}/game.py         the rules (pure Python)\n"
-        f"  {names.package}/models.py       reset options, action, observation, state\n"
-        f"  {names.package}/environment.py  the server side\n"
-        f"  {names.package}/agent.py        the tools a language model calls\n"
-        f"  {names.package}/spec.py         the declaration: tools, rewards, modes\n"
-        f"  tests/                  its tests; train-tiny.yaml  a two-step training run\n"
+        f"  {names.package}/  game.py (the rules), models.py, environment.py, agent.py (the "
+        "tools), client.py, spec.py (the declaration)\n"
+        "  tests/                its own tests\n"
+        "  train-tiny.yaml       two training steps of a tiny offline model\n"
         "\nNext:\n"
         f"  pip install -e {shown}\n"
         f"  arenagym check {names.name}\n"
         f"  arenagym serve {names.name}\n"
         f"  arenagym play {names.name}\n"
         f"  arenagym train --config {shown}/train-tiny.yaml\n"
-        f"  arenagym eval {names.name} --model tiny --episodes 4\n"
+        f"  arenagym eval {names.name} --model outputs/{names.name}-tiny --episodes 4\n"
         "See docs/new-game.md in arenagym, and the package's README.md."
     )
