@@ -23,34 +23,10 @@ import pytest
 from clients.local_server import free_port, wait_healthy
 from clients.local_server import stop as stop_server
 from env_servers.scaffold.generate import GameNames, ScaffoldError, render, write_game
+from tests.commands import run
 
 ARENAGYM = [sys.executable, "-m", "env_servers"]
 GAME = "scaffolded-game"
-
-
-def run(
-    command: list[str],
-    env: dict[str, str] | None = None,
-    *,
-    cwd: Path | None = None,
-    input: str | None = None,
-    timeout: float = 120,
-) -> subprocess.CompletedProcess[str]:
-    """Run a command; fail with its output's tail when it exits non-zero."""
-    result = subprocess.run(
-        command,
-        env=env,
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if result.returncode != 0:
-        output = (result.stdout + result.stderr)[-4000:]
-        pytest.fail(f"{' '.join(command)} exited {result.returncode}:\n{output}", pytrace=False)
-    return result
 
 
 # -- names and folders (fast) -------------------------------------------------------------------
@@ -130,14 +106,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     """``arenagym new`` then ``pip install`` into a folder of its own (no index needed: the
     package depends only on arenagym, which is installed)."""
     root = tmp_path_factory.mktemp("scaffold")
-    written = run([*ARENAGYM, "new", GAME, "--dir", str(root)])
+    written = run([*ARENAGYM, "new", GAME, "--dir", str(root)], timeout=60)
     folder = root / f"arenagym-{GAME}"
     assert f"pip install -e {folder}" in written.stdout
     site = root / "site"
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
     run([*pip, "--target", str(site), str(folder)], timeout=300)
     env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1"}
-    listed = run([*ARENAGYM, "serve", "--list"], env=env).stdout
+    listed = run([*ARENAGYM, "serve", "--list"], env=env, timeout=60).stdout
     assert f"{GAME}\tscaffolded_game.spec:SCAFFOLDED_GAME" in listed
     yield Installed(folder, env)
 
@@ -145,10 +121,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
 @pytest.mark.slow
 def test_the_package_is_lint_clean_and_its_own_tests_pass(installed: Installed) -> None:
     ruff = [sys.executable, "-m", "ruff"]
-    run([*ruff, "check", "--no-cache", "."], cwd=installed.folder)
-    run([*ruff, "format", "--check", "--no-cache", "."], cwd=installed.folder)
+    run([*ruff, "check", "--no-cache", "."], cwd=installed.folder, timeout=60)
+    run([*ruff, "format", "--check", "--no-cache", "."], cwd=installed.folder, timeout=60)
     pytest_command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    result = run([*pytest_command, "-k", "not checker"], env=installed.env, cwd=installed.folder)
+    result = run(
+        [*pytest_command, "-k", "not checker"], env=installed.env, cwd=installed.folder, timeout=120
+    )
     assert "3 passed" in result.stdout
 
 
@@ -215,7 +193,9 @@ def served(installed: Installed) -> Iterator[str]:
 def test_served_it_plays_over_websocket_http_mcp_web_and_the_terminal(
     installed: Installed, served: str
 ) -> None:
-    played = json.loads(run([sys.executable, "-c", PLAY, served], env=installed.env).stdout)
+    played = json.loads(
+        run([sys.executable, "-c", PLAY, served], env=installed.env, timeout=60).stdout
+    )
     assert played["websocket"] == played["http"]  # the same seed, the same episode
     episode = played["http"]
     assert episode["hidden"] is None and episode["won"] and episode["reward"] == 1.0
@@ -233,6 +213,7 @@ def test_served_it_plays_over_websocket_http_mcp_web_and_the_terminal(
         [*ARENAGYM, "play", GAME, "--url", served, "--seed", "1"],
         env=installed.env,
         input="500\nfive hundred\n:q\n",
+        timeout=60,
     ).stdout
     assert "500: the number is" in terminal and "not a valid guess" in terminal
 
