@@ -3,10 +3,6 @@
 #   docker build -f Dockerfiles/env-server.Dockerfile --build-arg GAME=wordle -t arenagym/wordle .
 #   docker run --rm -p 8001:8000 arenagym/wordle        # then: curl localhost:8001/health
 #
-# A game of your own, written by `arenagym new NAME --dir games`, is installed beside it from
-# the build context: `--build-arg GAME=NAME --build-arg PACKAGES=./games/arenagym-NAME`
-# (PACKAGES: anything pip installs, relative paths from the context's root).
-#
 # Only the server is installed (`pip install .`, no extras: no torch). Settings come from
 # ARENAGYM_* variables (ARENAGYM_PORT, ARENAGYM_MAX_SESSIONS, ARENAGYM_SESSION_TTL, …);
 # ARENAGYM_GAME picks another registered game at run time, and arguments after the image
@@ -25,10 +21,15 @@ COPY pyproject.toml README.md /tmp/src/
 COPY env_servers /tmp/src/env_servers
 COPY clients /tmp/src/clients
 COPY trainer /tmp/src/trainer
+# A game package of your own, as `arenagym new NAME --dir games` writes it, is installed from
+# the build context: `--build-arg GAME=NAME --build-arg PACKAGES=./games/arenagym-NAME`
+# (PACKAGES: anything pip installs; a relative path starts at the context's root).
 COPY games /tmp/src/games
 WORKDIR /tmp/src
 RUN test -n "${GAME}" || { echo "build with --build-arg GAME=<game id>, e.g. wordle" >&2; exit 1; } \
- && python -m pip install --no-cache-dir /tmp/src ${PACKAGES} \
+ && case "${GAME}" in *:*) source="/tmp/src[${GAME%%:*}]" ;; *) source=/tmp/src ;; esac \
+ && python -m pip install --no-cache-dir "${source}" ${PACKAGES} \
+ && python -c "import sys; from env_servers.core.registry import load_environment as load; load(sys.argv[1])" "${GAME}" \
  && rm -rf /tmp/src \
  && useradd --create-home --uid 1000 arena
 
