@@ -21,7 +21,6 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "serve": ("env_servers.cli:serve_app", "Serve a game over HTTP and WebSocket.", None),
     "play": ("clients.play:play_app", "Play a game in the terminal.", None),
     "push": ("env_servers.push:push_app", "Push a game server to a Hugging Face Space.", None),
-    "new": ("env_servers.scaffold.cli:new_app", "Write a new game's package to start from.", None),
     "train": ("trainer.cli:train_app", "Train a model with GRPO against game servers.", "train"),
     "eval": ("trainer.eval_cli:eval_app", "Evaluate models on held-out episodes.", "train"),
     "tiny-model": ("trainer.cli:tiny_model_app", "Write a tiny offline model.", "train"),
@@ -30,6 +29,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
         "Supervised warm-up before GRPO (answer format, first skills).",
         "train",
     ),
+    "new": ("env_servers.scaffold.cli:new_app", "Write a new game's package to start from.", None),
 }
 
 
