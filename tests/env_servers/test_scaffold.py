@@ -112,7 +112,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     site = root / "site"
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
     run([*pip, "--target", str(site), str(folder)], timeout=300)
-    env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1"}
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}
     listed = run([*ARENAGYM, "serve", "--list"], env=env, timeout=60).stdout
     assert f"{GAME}\tscaffolded_game.spec:SCAFFOLDED_GAME" in listed
     yield Installed(folder, env)
