@@ -26,6 +26,11 @@ COPY pyproject.toml README.md /tmp/src/
 COPY env_servers /tmp/src/env_servers
 COPY clients /tmp/src/clients
 COPY trainer /tmp/src/trainer
+# A game package of your own, as `arenagym new NAME --dir games` writes it, is installed from
+# the build context: `--build-arg GAME=NAME --build-arg PACKAGES=./games/arenagym-NAME`
+# (PACKAGES: anything pip installs; a relative path starts at the context's root).
+COPY games /tmp/src/games
+WORKDIR /tmp/src
 RUN test -n "${GAME}" || { echo "build with --build-arg GAME=<game id>, e.g. wordle" >&2; exit 1; } \
  && case "${GAME}" in *:*) source="/tmp/src[${GAME%%:*}]" ;; *) source=/tmp/src ;; esac \
  && python -m pip install --no-cache-dir "${source}" ${PACKAGES} \

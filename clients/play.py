@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 import httpx
+from pydantic import ValidationError
 from rich.console import Console, RenderableType
 from rich.text import Text
 
@@ -63,12 +64,13 @@ class GameUI:
 
 def generic_ui(spec: GameSpec) -> GameUI:
     """A view of any game: the observation's prompt (or its fields), and a typed line as the
-    action's one text field, or as a JSON object of its fields."""
-    text_fields = [
-        name
-        for name, info in spec.action_type.model_fields.items()
-        if name != "metadata" and info.annotation in (str, str | None)
-    ]
+    action's text field (or its only field, read as that field's type: ``50`` for a number),
+    or as a JSON object of its fields."""
+    fields = {
+        name: info for name, info in spec.action_type.model_fields.items() if name != "metadata"
+    }
+    text_fields = [name for name, info in fields.items() if info.annotation in (str, str | None)]
+    typed = text_fields[0] if text_fields else next(iter(fields)) if len(fields) == 1 else None
 
     def render(observation: Any, marks: bool = False) -> RenderableType:
         shown = observation.model_dump(exclude={"metadata", "messages"}, exclude_none=True)
@@ -80,12 +82,16 @@ def generic_ui(spec: GameSpec) -> GameUI:
     def action(line: str) -> dict[str, Any]:
         if line.startswith("{"):
             return dict(json.loads(line))
-        if not text_fields:
+        if typed is None:
             raise ValueError("type the action as a JSON object of its fields")
-        return {text_fields[0]: line}
+        try:
+            value = spec.action_type.model_validate({typed: line})
+        except ValidationError as error:
+            raise ValueError(f"not a valid {typed}: {error.errors()[0]['msg']}") from None
+        return value.model_dump(include={typed})
 
-    fields = ", ".join(text_fields) or "JSON"
-    return GameUI(render, action, "Your move: ", f"Type a {fields} (or a JSON action); :q quits.")
+    shown = ", ".join(text_fields) or typed or "JSON"
+    return GameUI(render, action, "Your move: ", f"Type a {shown} (or a JSON action); :q quits.")
 
 
 def game_ui(spec: GameSpec) -> GameUI:

@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
         "Supervised warm-up before GRPO (answer format, first skills).",
         "train",
     ),
+    "new": ("env_servers.scaffold.cli:new_app", "Write a new game's package to start from.", None),
 }
 
 

@@ -401,6 +401,23 @@ def test_a_game_without_a_terminal_view_gets_the_generic_one() -> None:
     assert "--n-numbers" in result.output and "--reset FIELD=VALUE" in result.output
 
 
+def test_the_generic_view_reads_a_typed_line_as_the_only_field_of_the_action() -> None:
+    import dataclasses
+
+    from clients.play import game_ui
+    from env_servers.core.models import Action
+    from env_servers.core.registry import load_spec
+
+    class NumberAction(Action):
+        guess: int
+
+    spec = dataclasses.replace(load_spec("countdown"), terminal=None, action_type=NumberAction)
+    ui = game_ui(spec)
+    assert ui.action("50") == {"guess": 50} and "Type a guess" in ui.hint
+    with pytest.raises(ValueError, match="not a valid guess: Input should be a valid integer"):
+        ui.action("fifty")
+
+
 def test_a_server_of_another_game_is_named() -> None:
     with live_server("wordle") as server:
         result = subprocess.run(

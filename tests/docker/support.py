@@ -15,30 +15,13 @@ from pathlib import Path
 import pytest
 
 from env_servers.wordle import game
+from tests.commands import REPO, run
 
-REPO = Path(__file__).resolve().parents[2]
+__all__ = ["REPO", "build_image", "compose_command", "play_wordle", "remove_images", "run"]
+
 IMAGE_TITLES = ("arenagym-env-server", "arenagym-trainer", "arenagym-space")
 """The ``org.opencontainers.image.title`` labels of our Dockerfiles: what a failed build
 leaves behind carries one, so it can be pruned without touching anyone else's images."""
-
-
-def run(
-    command: list[str], *, timeout: float, env: dict[str, str] | None = None, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    """Run a command, failing with its output (tail) when it exits non-zero."""
-    result = subprocess.run(
-        command,
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    if check and result.returncode != 0:
-        output = (result.stdout + result.stderr)[-4000:]
-        pytest.fail(f"{' '.join(command)} exited {result.returncode}:\n{output}", pytrace=False)
-    return result
 
 
 def require_docker() -> None:
@@ -65,11 +48,14 @@ def compose_command() -> list[str]:
     pytest.skip("Docker Compose is not installed (neither `docker-compose` nor `docker compose`)")
 
 
-def build_image(tag: str, dockerfile: str, *, timeout: float = 600, **args: str) -> None:
-    command = ["docker", "build", "--network", "host", "-f", dockerfile, "-t", tag]
+def build_image(
+    tag: str, dockerfile: str, *, timeout: float = 600, context: Path = REPO, **args: str
+) -> None:
+    """Build ``dockerfile`` (relative to ``context``, the repository by default)."""
+    command = ["docker", "build", "--network", "host", "-f", str(context / dockerfile), "-t", tag]
     for name, value in args.items():
         command += ["--build-arg", f"{name}={value}"]
-    run([*command, "."], timeout=timeout)
+    run([*command, str(context)], timeout=timeout)
 
 
 def remove_images(*tags: str) -> None:
