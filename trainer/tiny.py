@@ -78,14 +78,16 @@ def _warmup_conversations() -> list[Conversation]:
     """Conversations exactly as training renders them (each game's instruction, opening text
     and prompts, tool schemas included), each ending in a well-formed reply that the game's
     declaration provides: a tool call in tools mode, an answer in answer mode; every
-    registered game and mode in turn."""
+    registered game and mode in turn. Families' members (dozens of games behind one adapter,
+    some with long boards) are left out: they would crowd the few examples and lengthen every
+    padded row, for a model that only checks the pipeline."""
     import random
 
     from clients.trl import make_env_factory
-    from env_servers.core.registry import game_names, load_spec
+    from env_servers.core.registry import load_spec, registered
 
     kinds = []
-    for game in game_names():
+    for game in registered():
         spec = load_spec(game)
         if "tools" in spec.modes and spec.example_call is not None:
             kinds.append((spec, "tools"))
