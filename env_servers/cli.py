@@ -24,6 +24,12 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "train": ("trainer.cli:train_app", "Train a model with GRPO against game servers.", "train"),
     "eval": ("trainer.eval_cli:eval_app", "Evaluate models on held-out episodes.", "train"),
     "tiny-model": ("trainer.cli:tiny_model_app", "Write a tiny offline model.", "train"),
+    "serve-model": (
+        "trainer.serve_model:serve_model_app",
+        "Serve a model: OpenAI chat completions, and episodes of any game.",
+        "train",
+    ),
+    "ui": ("trainer.serving.ui:ui_app", "A web page to try a served model on the games.", "ui"),
     "warmup": (
         "trainer.warmup_cli:warmup_app",
         "Supervised warm-up before GRPO (answer format, first skills).",
