@@ -145,6 +145,11 @@ def example_fields(spec: GameSpec) -> dict[str, Any]:
     return dict(examples[0])
 
 
+def first_multi_turn(games: list[str]) -> str:
+    """The game the Watch tab opens on: the first played through tools (turns to watch)."""
+    return next((g for g in games if load_spec(g).default_mode == "tools"), games[0])
+
+
 def answer_games() -> list[str]:
     return [name for name in game_names() if "answer" in load_spec(name).modes]
 
@@ -265,7 +270,7 @@ def build_page(model_url: str, compare_url: str | None = None) -> Any:
         settings: list[Any] = []
         with gr.Tab("Watch"):
             with gr.Row():
-                game = gr.Dropdown(games, value=games[0], label="Game")
+                game = gr.Dropdown(games, value=first_multi_turn(games), label="Game")
                 seed = gr.Number(value=7, label="Seed", precision=0)
                 mode = gr.Dropdown(modes, value=DEFAULT_MODE, label="Mode")
                 turns = gr.Slider(1, 30, value=8, step=1, label="Max turns")
