@@ -91,7 +91,7 @@ def serve_model(
     ] = None,
 ) -> None:
     """Serve a model: OpenAI chat completions, /play/{game} and /health."""
-    from env_servers.cli import port_in_use
+    from clients.local_server import port_in_use
     from trainer.models import ModelLoadError
     from trainer.serving.engine import BACKENDS
 

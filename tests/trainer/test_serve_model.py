@@ -9,6 +9,8 @@ what the game server said of it.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -310,3 +312,18 @@ def test_game_urls_from_flags_and_environment() -> None:
         game_urls(["countdown"], {})
     with pytest.raises(ValueError, match="chess"):
         game_urls(["chess=http://c:3"], {})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        (["--game-url", "countdown"], "GAME=http"),
+        (["--backend", "onnx"], "auto, transformers, vllm"),
+        (["--checkpoint", "5"], "checkpoint-5"),
+    ],
+)
+def test_serve_model_refuses_bad_flags_before_serving(arguments: list[str], says: str) -> None:
+    command = [sys.executable, "-m", "env_servers", "serve-model", "-m", "tiny", *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert says in " ".join(done.stderr.split()), done.stderr

@@ -15,7 +15,6 @@ import httpx
 import pytest
 
 pytest.importorskip("trl")
-pytest.importorskip("gradio")
 
 from gradio_client import Client
 
