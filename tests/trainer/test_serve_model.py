@@ -110,7 +110,7 @@ def test_a_conversation_with_tool_results_continues(model_server: ModelServer) -
         "type": "function",
         "function": {"name": "guess", "arguments": '{"word": "crane"}'},
     }
-    messages = [
+    messages: list[Any] = [
         *tools_prompt("wordle", model_server),
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": "call_1", "content": "C(X) R(Y) A(X) N(X) E(G)"},
@@ -119,7 +119,7 @@ def test_a_conversation_with_tool_results_continues(model_server: ModelServer) -
         model="tiny",
         messages=messages,
         tools=game_tools("wordle"),
-        max_tokens=8,  # type: ignore[arg-type]
+        max_tokens=8,
     )
     assert reply.choices[0].finish_reason in ("stop", "length", "tool_calls")
 
