@@ -123,12 +123,15 @@ class GameAgent:
         """The sum of the rewards the server gave in this episode."""
         self.done = False
         self.answered = False
+        self.observation: Any = None
+        """The latest observation the server sent (what a viewer shows of the episode)."""
         self._clear()
 
     def _observe(self, result: StepResult[Any]) -> None:
         self._done = self.done = result.done
         if result.reward is not None:
             self.server_reward += result.reward
+        self.observation = result.observation
         self._record(result.observation)
 
     def _reset(self, row: dict[str, Any]) -> StepResult[Any]:

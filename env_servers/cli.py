@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import click
 import typer
 
+from clients.local_server import port_in_use
 from env_servers.core import config as defaults
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
@@ -29,6 +30,12 @@ SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     "train": ("trainer.cli:train_app", "Train a model with GRPO against game servers.", "train"),
     "eval": ("trainer.eval_cli:eval_app", "Evaluate models on held-out episodes.", "train"),
     "tiny-model": ("trainer.cli:tiny_model_app", "Write a tiny offline model.", "train"),
+    "serve-model": (
+        "trainer.serve_model:serve_model_app",
+        "Serve a model: OpenAI chat completions, and episodes of any game.",
+        "train",
+    ),
+    "ui": ("trainer.serving.ui:ui_app", "A web page to try a served model on the games.", "ui"),
     "warmup": (
         "trainer.warmup_cli:warmup_app",
         "Supervised warm-up before GRPO (answer format, first skills).",
@@ -195,22 +202,6 @@ def serve(
     from env_servers.core.server import serve as run_server
 
     run_server(env_type, settings)
-
-
-def port_in_use(host: str, port: int) -> str | None:
-    """Why ``host:port`` cannot be bound right now, or None when it can (port 0 always can)."""
-    import socket
-
-    if port == 0:
-        return None
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-        try:
-            probe.bind((host, port))
-        except OSError as error:
-            return error.strerror or str(error)
-    return None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -56,3 +56,23 @@ def live_server(
     base = ServerSettings(log_level="warning", allow_explicit_secrets=True, ws=websocket)
     with LiveServer(game, replace(base, **settings)) as server:
         yield server
+
+
+@contextlib.contextmanager
+def live_app(app: Any) -> Iterator[str]:
+    """Any ASGI app served by uvicorn in a thread on 127.0.0.1 and a free port; yields its URL."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("test server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

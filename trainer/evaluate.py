@@ -279,7 +279,7 @@ def evaluate(
                 for agent, (episode_seed, sample) in zip(
                     pool, plays[start : start + batch_size], strict=False
                 ):
-                    text = _start(agent, {"seed": episode_seed, "split": split}, instruction)
+                    text = start_episode(agent, {"seed": episode_seed, "split": split}, instruction)
                     message = {"role": "user", "content": text}
                     rollouts.append(Rollout(agent, episode_seed, sample, [message]))
                 if parser is not None:
@@ -296,7 +296,7 @@ def evaluate(
     return outcome
 
 
-def _start(agent: GameAgent, row: dict[str, Any], instruction: str) -> str:
+def start_episode(agent: GameAgent, row: dict[str, Any], instruction: str) -> str:
     """Start the row's episode; returns the first user message, as training words it: the
     instruction and the agent's opening text (tools), or the game's prompt (answer)."""
     if agent._mode == "tools":

@@ -178,8 +178,9 @@ def chat_prompt(
 
 def stop_token_ids(model: Any, tokenizer: Any) -> list[int]:
     """Every token that ends a reply: the generation config's, the tokenizer's EOS and
-    ``<|im_end|>`` (base models' configs often name only ``<|endoftext|>``)."""
-    configured = model.generation_config.eos_token_id
+    ``<|im_end|>`` (base models' configs often name only ``<|endoftext|>``). ``model`` None:
+    the tokenizer's alone (a model outside transformers, such as vLLM's)."""
+    configured = None if model is None else model.generation_config.eos_token_id
     ids = set(configured if isinstance(configured, list) else [configured])
     ids.add(tokenizer.eos_token_id)
     im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")

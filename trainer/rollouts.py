@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -37,6 +37,10 @@ ENDINGS: tuple[Ending, ...] = (
 ``stopped``: a reply without a tool call after earlier calls; ``no_tool_call``: no tool call
 at all; ``broken_call``: a malformed tool call; ``max_turns``: out of replies. In answer
 mode an episode is ``solved`` or ``failed``."""
+
+Generator = Callable[[list[str], int, float], list[list[int]]]
+"""``(prompts, max_new_tokens, temperature)`` → each reply's new token ids: a model other than
+a local transformers one (vLLM) plays through one of these."""
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
 
@@ -189,18 +193,17 @@ def play_tools(
     max_turns: int,
     max_new_tokens: int,
     temperature: float,
+    generator: Generator | None = None,
 ) -> None:
     """Play started rollouts (each with its first user message) to their end, one batched
-    generation per turn."""
+    generation per turn; ``generator`` replaces ``model``'s own generation when given."""
     for _ in range(max_turns):
         playing = [r for r in rollouts if r.stop is None]
         if not playing:
             return
         tools = agent_tools(playing[0].agent)
         prompts = [chat_prompt(tokenizer, r.messages, tools) for r in playing]
-        replies = generate(
-            model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature
-        )
+        replies = _generate(model, tokenizer, generator, prompts, max_new_tokens, temperature)
         for rollout, prompt, ids in zip(playing, prompts, replies, strict=True):
             play_turn(rollout, parser, ids, prompt, agent_tools(rollout.agent))
 
@@ -212,16 +215,30 @@ def play_answers(
     *,
     max_new_tokens: int,
     temperature: float,
+    generator: Generator | None = None,
 ) -> None:
     """One generation per started rollout (its one user message is the game's prompt); each
     reply is sent whole to the server, which extracts and checks the answer."""
     prompts = [chat_prompt(tokenizer, r.messages) for r in rollouts]
-    replies = generate(
-        model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature
-    )
+    replies = _generate(model, tokenizer, generator, prompts, max_new_tokens, temperature)
     for rollout, ids in zip(rollouts, replies, strict=True):
         text = tokenizer.decode(ids, skip_special_tokens=True)
         rollout.turns += 1
         rollout.messages.append({"role": "assistant", "content": text})
         rollout.agent._answer(text)
         rollout.stop = "over"
+
+
+def _generate(
+    model: Any,
+    tokenizer: Any,
+    generator: Generator | None,
+    prompts: list[str],
+    max_new_tokens: int,
+    temperature: float,
+) -> list[list[int]]:
+    if generator is not None:
+        return generator(prompts, max_new_tokens, temperature)
+    return generate(
+        model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature
+    )

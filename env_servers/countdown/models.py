@@ -22,6 +22,10 @@ class CountdownResetOptions(ResetOptions):
     explicitly with ``numbers`` and ``target`` (then the size settings and ``split`` are
     ignored, and the puzzle may have no solution)."""
 
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"examples": [{"numbers": [3, 7, 9], "target": 20}]}
+    )
+
     split: Literal["train", "eval", "all"] = Field(
         default="train",
         description="Pool to draw from: 'train', held-out 'eval' (disjoint from train), or "

@@ -1,0 +1,1 @@
+"""Serving a model: ``arenagym serve-model`` (chat completions, episodes) and ``arenagym ui``."""
