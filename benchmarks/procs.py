@@ -1,4 +1,5 @@
-"""Server subprocesses: start on a free port, wait for ``/health``, read CPU and memory, stop.
+"""Server subprocesses: start on a free port, wait for ``/health``, read CPU and memory, kill
+and restart on the same port (the fault test), stop.
 
 CPU and RSS are read from ``/proc/<pid>`` of the server process itself (all its threads
 included, so OpenEnv's per-session executor threads count), never from the client side.
@@ -17,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -36,11 +38,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_argv(kind: str, port: int, max_sessions: int) -> list[str]:
-    """The command line of one server; ours exactly as a user starts it."""
+def server_argv(kind: str, port: int, max_sessions: int, game: str = "wordle") -> list[str]:
+    """The command line of one server; ours exactly as a user starts it (OpenEnv's serve
+    Wordle only)."""
     common = ["--port", str(port), "--log-level", "warning", "--max-sessions", str(max_sessions)]
     if kind == "ours":
-        return [sys.executable, "-m", "env_servers", "serve", "wordle", *common]
+        return [sys.executable, "-m", "env_servers", "serve", game, *common]
     if kind in ("openenv", "echo"):
         return [sys.executable, "-m", "benchmarks.serve", kind, *common]
     raise ValueError(f"unknown server {kind!r}; choose from {', '.join(KINDS)}")
@@ -54,6 +57,7 @@ class ServerProcess:
     port: int
     process: subprocess.Popen[bytes]
     log_path: Path
+    argv: list[str]
 
     @property
     def pid(self) -> int:
@@ -76,6 +80,17 @@ class ServerProcess:
     def rss_bytes(self) -> int:
         resident_pages = Path(f"/proc/{self.pid}/statm").read_text().split()[1]
         return int(resident_pages) * _PAGE_SIZE
+
+    def kill(self) -> None:
+        """SIGKILL: the server vanishes with every session, as a crashed host's would."""
+        self.process.kill()
+        self.process.wait()
+
+    def restart(self) -> None:
+        """Start the same command on the same port again and wait until it is healthy."""
+        with self.log_path.open("ab") as log:
+            self.process = _spawn(self.argv, log)
+        _wait_healthy(self, START_TIMEOUT)
 
     def log_tail(self, lines: int = 20) -> str:
         with contextlib.suppress(OSError):
@@ -122,22 +137,27 @@ def _stop(server: ServerProcess) -> None:
             server.process.wait()
 
 
+def _spawn(argv: list[str], log: IO[bytes]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        argv,
+        cwd=_REPO_ROOT,
+        env=_child_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
 @contextlib.contextmanager
-def running_server(kind: str, max_sessions: int) -> Iterator[ServerProcess]:
-    """Start ``kind`` on a free port, yield it once healthy, always stop it (SIGTERM, then
-    SIGKILL after ``STOP_TIMEOUT``)."""
+def running_server(kind: str, max_sessions: int, game: str = "wordle") -> Iterator[ServerProcess]:
+    """Start ``kind`` (serving ``game``, ours only) on a free port, yield it once healthy,
+    always stop it (SIGTERM, then SIGKILL after ``STOP_TIMEOUT``)."""
     port = free_port()
+    argv = server_argv(kind, port, max_sessions, game)
     with tempfile.NamedTemporaryFile(prefix=f"bench-{kind}-", suffix=".log", delete=False) as log:
         log_path = Path(log.name)
-        process = subprocess.Popen(
-            server_argv(kind, port, max_sessions),
-            cwd=_REPO_ROOT,
-            env=_child_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = ServerProcess(kind, port, process, log_path)
+        process = _spawn(argv, log)
+    server = ServerProcess(kind, port, process, log_path, argv)
     try:
         _wait_healthy(server, START_TIMEOUT)
         yield server
