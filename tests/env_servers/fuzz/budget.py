@@ -19,7 +19,7 @@ class Budget:
     """CI runs the same examples each time; long runs explore."""
 
 
-CI = Budget(openapi=25, frames=150, expressions=1500, derandomize=True)
+CI = Budget(openapi=15, frames=150, expressions=400, derandomize=True)
 LONG = Budget(openapi=500, frames=3000, expressions=50_000, derandomize=False)
 
 EXAMPLES = LONG if os.environ.get("ARENAGYM_FUZZ") == "long" else CI
