@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -38,12 +38,14 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def server_argv(kind: str, port: int, max_sessions: int, game: str = "wordle") -> list[str]:
-    """The command line of one server; ours exactly as a user starts it (OpenEnv's serve
-    Wordle only)."""
+def server_argv(
+    kind: str, port: int, max_sessions: int, game: str = "wordle", options: Sequence[str] = ()
+) -> list[str]:
+    """The command line of one server; ours exactly as a user starts it, with ``options``
+    (flags of ``arenagym serve``; OpenEnv's serve Wordle only and take none)."""
     common = ["--port", str(port), "--log-level", "warning", "--max-sessions", str(max_sessions)]
     if kind == "ours":
-        return [sys.executable, "-m", "env_servers", "serve", game, *common]
+        return [sys.executable, "-m", "env_servers", "serve", game, *common, *options]
     if kind in ("openenv", "echo"):
         return [sys.executable, "-m", "benchmarks.serve", kind, *common]
     raise ValueError(f"unknown server {kind!r}; choose from {', '.join(KINDS)}")
@@ -149,11 +151,13 @@ def _spawn(argv: list[str], log: IO[bytes]) -> subprocess.Popen[bytes]:
 
 
 @contextlib.contextmanager
-def running_server(kind: str, max_sessions: int, game: str = "wordle") -> Iterator[ServerProcess]:
-    """Start ``kind`` (serving ``game``, ours only) on a free port, yield it once healthy,
-    always stop it (SIGTERM, then SIGKILL after ``STOP_TIMEOUT``)."""
+def running_server(
+    kind: str, max_sessions: int, game: str = "wordle", options: Sequence[str] = ()
+) -> Iterator[ServerProcess]:
+    """Start ``kind`` (serving ``game``, ours only, with ``options``) on a free port, yield it
+    once healthy, always stop it (SIGTERM, then SIGKILL after ``STOP_TIMEOUT``)."""
     port = free_port()
-    argv = server_argv(kind, port, max_sessions, game)
+    argv = server_argv(kind, port, max_sessions, game, options)
     with tempfile.NamedTemporaryFile(prefix=f"bench-{kind}-", suffix=".log", delete=False) as log:
         log_path = Path(log.name)
         process = _spawn(argv, log)
