@@ -29,7 +29,10 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
-KINDS = ("ours", "openenv", "echo")
+KINDS = ("ours", "openenv", "openenv10", "echo")
+OPENENV10_PYTHON = _REPO_ROOT / ".cache" / "openenv-0.10.0" / "bin" / "python"
+"""OpenEnv 0.10's own interpreter: the venv ``tests/openenv10.py`` builds (0.10 and the
+``openenv-core`` 0.3 of the openenv extra install the same import package)."""
 
 
 def free_port() -> int:
@@ -46,6 +49,13 @@ def server_argv(
     common = ["--port", str(port), "--log-level", "warning", "--max-sessions", str(max_sessions)]
     if kind == "ours":
         return [sys.executable, "-m", "env_servers", "serve", game, *common, *options]
+    if kind == "openenv10":
+        if not OPENENV10_PYTHON.exists():
+            raise FileNotFoundError(
+                f"No OpenEnv 0.10 venv at {OPENENV10_PYTHON.parent.parent}: build it with "
+                "python -c 'from tests.openenv10 import openenv10_python; openenv10_python()'"
+            )
+        return [str(OPENENV10_PYTHON), "-m", "benchmarks.serve", "openenv", *common]
     if kind in ("openenv", "echo"):
         return [sys.executable, "-m", "benchmarks.serve", kind, *common]
     raise ValueError(f"unknown server {kind!r}; choose from {', '.join(KINDS)}")
