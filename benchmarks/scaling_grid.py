@@ -31,7 +31,7 @@ import orjson
 from benchmarks.load_client import CONNECT_CONCURRENCY, _percentile
 from benchmarks.procs import running_server
 from benchmarks.server_load import raise_fd_limit
-from benchmarks.ws_connection import WSConnection
+from benchmarks.ws_connection import OneAtATime
 from env_servers.wordle import game
 
 SERVERS = ("ours", "openenv10")
@@ -57,26 +57,14 @@ class BatchResult:
     holds: bool
 
 
-class _Session:
-    """One socket, one request at a time."""
-
-    def __init__(self, ws: WSConnection) -> None:
-        self.ws = ws
-        self.replies: asyncio.Queue[bytes] = asyncio.Queue()
-        for message in ws.unclaimed:
-            self.replies.put_nowait(message)
-        ws.on_message = self.replies.put_nowait
-
-    async def request(self, frame: bytes) -> float:
-        """Send ``frame``, wait for its observation; returns the latency in seconds."""
-        start = time.perf_counter()
-        self.ws.send(frame)
-        raw = await asyncio.wait_for(self.replies.get(), REPLY_TIMEOUT_S)
-        latency = time.perf_counter() - start
-        reply = orjson.loads(raw)
-        if reply.get("type") != "observation":
-            raise RuntimeError(f"not an observation: {raw[:200]!r}")
-        return latency
+async def _timed(session: OneAtATime, frame: bytes) -> float:
+    """Send ``frame``, wait for its observation; returns the latency in seconds."""
+    start = time.perf_counter()
+    raw = await session.request(frame, REPLY_TIMEOUT_S)
+    latency = time.perf_counter() - start
+    if orjson.loads(raw).get("type") != "observation":
+        raise RuntimeError(f"not an observation: {raw[:200]!r}")
+    return latency
 
 
 async def _one(
@@ -84,22 +72,21 @@ async def _one(
 ) -> list[float]:
     """One session's step latencies; raises on any failure."""
     async with gate:
-        ws = await WSConnection.connect(url, timeout=REPLY_TIMEOUT_S)
-    session = _Session(ws)
+        session = await OneAtATime.open(url, timeout=REPLY_TIMEOUT_S)
     words = game.answers()
     try:
-        await session.request(
-            orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
+        await _timed(
+            session, orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
         )
         latencies = []
         for _ in range(steps):
             await asyncio.sleep(wait)
             frame = {"type": "step", "data": {"message": f"[{rng.choice(words)}]"}}
-            latencies.append(await session.request(orjson.dumps(frame)))
+            latencies.append(await _timed(session, orjson.dumps(frame)))
         session.ws.send(b'{"type":"close"}')
         return latencies
     finally:
-        await ws.close()
+        await session.close()
 
 
 async def run_batch(url: str, server: str, sessions: int, wait: float, steps: int) -> BatchResult:

@@ -35,14 +35,15 @@ import orjson
 
 from benchmarks.load_client import Probe
 from benchmarks.procs import running_server
-from benchmarks.ws_connection import WSConnection
+from benchmarks.ws_connection import OneAtATime, WSConnection
 from env_servers.wordle import game
 
 LIVES = {"play": 4, "drop": 2, "resume": 2, "close": 1, "http": 1}
 """Each life's weight in the random choice."""
 REPLY_TIMEOUT_S = 30.0
-SESSION_TTL_S = 2.0
-"""The server's ``--session-ttl`` here: dropped sessions are reaped within the run."""
+SESSION_TTL_S = 5.0
+"""The server's ``--session-ttl`` here: dropped sessions are reaped within the run, while a
+session of a client slowed down by the load (2 cores shared) is not."""
 SETTLE_S = 1.0
 RSS_SAMPLE_S = 0.05
 
@@ -62,6 +63,9 @@ class SoakResult:
     rss_after_mb: float
     active_after: int
     """``/health``'s active sessions once every socket was gone and the TTL passed."""
+    client_stall_s: float
+    """The longest this client's event loop was kept from running (a loaded machine): longer
+    than the TTL, a session it played over HTTP may expire between two of its requests."""
     health_after: dict[str, Any] = field(default_factory=dict)
 
 
@@ -69,39 +73,23 @@ class SessionFailed(RuntimeError):
     """A session saw something a healthy server never sends."""
 
 
-class Socket:
-    """One ``WSConnection`` spoken to one request at a time."""
-
-    def __init__(self, ws: WSConnection) -> None:
-        self.ws = ws
-        self.replies: asyncio.Queue[bytes] = asyncio.Queue()
-        for message in ws.unclaimed:
-            self.replies.put_nowait(message)
-        ws.on_message = self.replies.put_nowait
+class Socket(OneAtATime):
+    """One session's socket: replies that are error frames raise ``SessionFailed``."""
 
     @classmethod
-    async def open(cls, url: str) -> Socket:
-        return cls(await WSConnection.connect(url, timeout=REPLY_TIMEOUT_S))
+    async def open(cls, url: str, timeout: float = REPLY_TIMEOUT_S) -> Socket:
+        return cls(await WSConnection.connect(url, timeout))
 
-    async def request(self, kind: str, data: Any = None) -> dict[str, Any]:
+    async def call(self, kind: str, data: Any = None) -> dict[str, Any]:
         frame: dict[str, Any] = {"type": kind} if data is None else {"type": kind, "data": data}
-        self.ws.send(orjson.dumps(frame))
-        lost = asyncio.ensure_future(asyncio.shield(self.ws.lost))
-        reply = asyncio.ensure_future(self.replies.get())
-        done, _ = await asyncio.wait(
-            {lost, reply}, timeout=REPLY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
-        )
-        lost.cancel()
-        if reply not in done:
-            reply.cancel()
-            raise SessionFailed(f"no reply to {kind}: the connection closed or timed out")
-        message = orjson.loads(reply.result())
+        try:
+            raw = await self.request(orjson.dumps(frame), REPLY_TIMEOUT_S)
+        except (ConnectionError, TimeoutError) as error:
+            raise SessionFailed(f"no reply to {kind}: {error}") from None
+        message = orjson.loads(raw)
         if message.get("type") == "error":
             raise SessionFailed(f"error frame for {kind}: {message.get('data')}")
         return dict(message["data"])
-
-    async def close(self) -> None:
-        await self.ws.close()
 
 
 class Soak:
@@ -117,6 +105,7 @@ class Soak:
         self.steps = self.errors = 0
         self.error_samples: list[str] = []
         self.peak = probe.rss_bytes()
+        self.stall = 0.0
 
     def guess(self) -> dict[str, str]:
         return {"message": f"[{self.rng.choice(self.words)}]"}
@@ -125,7 +114,7 @@ class Soak:
         """Step until the episode ends (or ``steps`` steps)."""
         taken = 0
         while steps is None or taken < steps:
-            reply = await socket.request("step", self.guess())
+            reply = await socket.call("step", self.guess())
             self.steps += 1
             taken += 1
             if reply["done"]:
@@ -133,14 +122,14 @@ class Soak:
 
     async def play(self) -> None:
         socket = await Socket.open(self.ws_url)
-        await socket.request("reset", {"seed": self.rng.randrange(2**31)})
+        await socket.call("reset", {"seed": self.rng.randrange(2**31)})
         await self._play(socket)
         socket.ws.send(b'{"type":"close"}')
         await socket.close()
 
     async def drop(self) -> str:
         socket = await Socket.open(self.ws_url)
-        reply = await socket.request("reset", {"seed": self.rng.randrange(2**31)})
+        reply = await socket.call("reset", {"seed": self.rng.randrange(2**31)})
         await self._play(socket, steps=2)
         socket.ws.abort()  # the TCP connection cut mid-episode, no closing handshake
         return str(reply["session_id"])
@@ -148,14 +137,14 @@ class Soak:
     async def resume(self) -> None:
         session_id = await self.drop()
         socket = await Socket.open(f"{self.ws_url}?session_id={session_id}")
-        await socket.request("state")
+        await socket.call("state")
         await self._play(socket)
         socket.ws.send(b'{"type":"close"}')
         await socket.close()
 
     async def close(self) -> None:
         socket = await Socket.open(self.ws_url)
-        await socket.request("reset", {"seed": self.rng.randrange(2**31)})
+        await socket.call("reset", {"seed": self.rng.randrange(2**31)})
         socket.ws.send(b'{"type":"close"}')
         await socket.close()
 
@@ -197,7 +186,9 @@ class Soak:
         while True:
             with contextlib.suppress(OSError):
                 self.peak = max(self.peak, self.probe.rss_bytes())
+            start = time.perf_counter()
             await asyncio.sleep(RSS_SAMPLE_S)
+            self.stall = max(self.stall, time.perf_counter() - start - RSS_SAMPLE_S)
 
     async def run(self, sessions: int, seconds: float, concurrency: int) -> float:
         """Play up to ``sessions`` sessions, ``concurrency`` at a time, for ``seconds`` at
@@ -256,6 +247,7 @@ async def soak_server(
         rss_peak_mb=_mb(soak.peak),
         rss_after_mb=_mb(probe.rss_bytes()),
         active_after=health["active_sessions"],
+        client_stall_s=round(soak.stall, 2),
         health_after=health,
     )
 
