@@ -151,11 +151,11 @@ class Soak:
     async def http(self, client: httpx.AsyncClient) -> None:
         response = await self._http(client, "POST", "/reset", {"seed": self.rng.randrange(2**31)})
         session_id = response["session_id"]
-        for _ in range(2):
-            await self._http(
-                client, "POST", "/step", {"session_id": session_id, "action": self.guess()}
-            )
+        for _ in range(2):  # unless the first guess was the word
+            action = {"session_id": session_id, "action": self.guess()}
             self.steps += 1
+            if (await self._http(client, "POST", "/step", action))["done"]:
+                break
         await self._http(client, "DELETE", f"/sessions/{session_id}")
 
     @staticmethod
