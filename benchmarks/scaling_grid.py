@@ -57,14 +57,16 @@ class BatchResult:
     holds: bool
 
 
-async def _timed(session: OneAtATime, frame: bytes) -> float:
-    """Send ``frame``, wait for its observation; returns the latency in seconds."""
+async def _timed(session: OneAtATime, frame: bytes) -> tuple[float, bool]:
+    """Send ``frame``, wait for its observation; returns the latency in seconds and whether
+    the episode is over."""
     start = time.perf_counter()
     raw = await session.request(frame, REPLY_TIMEOUT_S)
     latency = time.perf_counter() - start
-    if orjson.loads(raw).get("type") != "observation":
+    reply = orjson.loads(raw)
+    if reply.get("type") != "observation":
         raise RuntimeError(f"not an observation: {raw[:200]!r}")
-    return latency
+    return latency, bool(reply["data"]["done"])
 
 
 async def _one(
@@ -74,15 +76,20 @@ async def _one(
     async with gate:
         session = await OneAtATime.open(url, timeout=REPLY_TIMEOUT_S)
     words = game.answers()
+
+    def reset() -> bytes:
+        return orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
+
     try:
-        await _timed(
-            session, orjson.dumps({"type": "reset", "data": {"seed": rng.randrange(2**31)}})
-        )
+        await _timed(session, reset())
         latencies = []
         for _ in range(steps):
             await asyncio.sleep(wait)
             frame = {"type": "step", "data": {"message": f"[{rng.choice(words)}]"}}
-            latencies.append(await _timed(session, orjson.dumps(frame)))
+            latency, done = await _timed(session, orjson.dumps(frame))
+            latencies.append(latency)
+            if done:  # a lucky guess won the game: the next step starts another
+                await _timed(session, reset())
         session.ws.send(b'{"type":"close"}')
         return latencies
     finally:

@@ -123,7 +123,8 @@ class GameAgent:
         return None
 
     def _step(self, action: dict[str, Any]) -> StepResult[Any]:
-        """Send one action of the episode; raises ``ValueError("Game over.")`` after the end."""
+        """Send one action of the episode; raises ``ValueError("Game over.")`` after the end,
+        ``EpisodeLost`` (a ``ValueError`` too) when the server vanished."""
         if self.lost:
             raise EpisodeLost(f"{self.lost} This episode is over and scores 0.")
         if self._done or self._client is None:
