@@ -142,3 +142,37 @@ class WSConnection(asyncio.Protocol):
 
 def _ignore(message: bytes) -> None:
     pass
+
+
+class OneAtATime:
+    """A connection spoken to one request at a time: each reply is awaited in turn (the soak
+    and the scaling grid; the closed-loop load answers in callbacks instead)."""
+
+    def __init__(self, ws: WSConnection) -> None:
+        self.ws = ws
+        self.replies: asyncio.Queue[bytes] = asyncio.Queue()
+        for message in ws.unclaimed:
+            self.replies.put_nowait(message)
+        ws.on_message = self.replies.put_nowait
+
+    @classmethod
+    async def open(cls, url: str, timeout: float = 60.0) -> OneAtATime:
+        return cls(await WSConnection.connect(url, timeout))
+
+    async def request(self, message: bytes, timeout: float) -> bytes:
+        """Send ``message`` and return the next message received; raises ``ConnectionError``
+        when the connection ends first, ``TimeoutError`` after ``timeout`` seconds."""
+        self.ws.send(message)
+        lost = asyncio.ensure_future(asyncio.shield(self.ws.lost))
+        reply = asyncio.ensure_future(self.replies.get())
+        done, _ = await asyncio.wait({lost, reply}, timeout=timeout, return_when="FIRST_COMPLETED")
+        lost.cancel()
+        if reply in done:
+            return reply.result()
+        reply.cancel()
+        if done:
+            raise ConnectionError("the server closed the connection before replying")
+        raise TimeoutError(f"no reply within {timeout:g} s")
+
+    async def close(self) -> None:
+        await self.ws.close()

@@ -15,7 +15,11 @@ How TRL (1.16) uses such a class shapes it:
 - a tool that raises has its message returned to the model: a finished game raises
   ``ValueError("Game over.")``;
 - TRL never closes an environment: the session is released by a finalizer, and the server's
-  TTL reaps whatever is left.
+  TTL reaps whatever is left;
+- an exception from ``reset`` ends the whole training run: so when the game server vanishes
+  (killed, restarted, unreachable) the episode is *lost* instead (``lost`` says why; it scores
+  0, is counted in ``GameAgent.lost_episodes`` and logged), the agent drops its connection, and
+  the next reset opens a new one. A tool of a lost episode raises ``EpisodeLost``.
 
 What a subclass writes: ``_clear`` (reset its bookkeeping), ``_record(observation)`` (update
 it from each observation), ``_opening(observation)`` (the text appended to the prompt after a
@@ -25,17 +29,31 @@ reset, tools mode) and its tools, which call ``self._step(action)``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from clients.base import EnvClient, StepResult
-from clients.errors import ClientError
+from clients.errors import (
+    ClientError,
+    ConnectError,
+    ConnectionLost,
+    EpisodeLost,
+    RequestTimeout,
+    SessionError,
+)
 
 if TYPE_CHECKING:
     from env_servers.core.spec import GameSpec
 
 TRANSPORTS = ("websocket", "http", "inprocess")
+SERVER_GONE = (ConnectError, ConnectionLost, RequestTimeout, SessionError)
+"""What a vanished server (or one restarted, which forgot its sessions) raises mid-episode."""
+
+logger = logging.getLogger("arenagym.agent")
+_lost_lock = threading.Lock()
 
 
 def _release(client: EnvClient[Any, Any, Any]) -> None:
@@ -56,6 +74,8 @@ class GameAgent:
     _reset_defaults: ClassVar[dict[str, Any]] = {}
     _mode: ClassVar[str] = "tools"
     """``tools``, or ``answer``: the model's whole reply is the answer (``_answer``)."""
+    lost_episodes: ClassVar[int] = 0
+    """Episodes lost to a vanished server, by every agent of this process."""
 
     def __init__(self) -> None:
         cls = type(self)
@@ -65,6 +85,7 @@ class GameAgent:
             cls._spec = load_spec(cls._game)
         self._game_spec: GameSpec = cls._spec
         self._client: EnvClient[Any, Any, Any] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
         self._done = True
         self._clear_episode()
 
@@ -82,8 +103,11 @@ class GameAgent:
 
     def reset(self, **row: Any) -> str | None:
         """Start an episode with the row's reset fields; returns the text that TRL appends to
-        the prompt (None in answer mode, whose prompt is the row's own)."""
-        result = self._reset(row)
+        the prompt (None in answer mode, whose prompt is the row's own). Never raises for a
+        vanished server: the episode is lost instead, and the text says so."""
+        result = self._begin(row)
+        if result is None:
+            return None if self._mode == "answer" else f"\n\n{self.lost} This episode is void."
         return self._opening(result.observation)
 
     # -- for subclasses ------------------------------------------------------------------------
@@ -99,23 +123,36 @@ class GameAgent:
         return None
 
     def _step(self, action: dict[str, Any]) -> StepResult[Any]:
-        """Send one action of the episode; raises ``ValueError("Game over.")`` after the end."""
+        """Send one action of the episode; raises ``ValueError("Game over.")`` after the end,
+        ``EpisodeLost`` (a ``ValueError`` too) when the server vanished."""
+        if self.lost:
+            raise EpisodeLost(f"{self.lost} This episode is over and scores 0.")
         if self._done or self._client is None:
             raise ValueError("Game over.")
-        result = self._client.step(action)
+        try:
+            result = self._client.step(action)
+        except SERVER_GONE as error:
+            self._lose(error)
+            raise EpisodeLost(f"{self.lost} This episode is over and scores 0.") from None
         self.steps += 1
         self._observe(result)
         return result
 
     # -- answer mode and bookkeeping -------------------------------------------------------------
 
-    def _answer(self, text: str) -> StepResult[Any]:
-        """Answer mode: send a whole reply as the game's answer action, once per episode."""
+    def _answer(self, text: str) -> StepResult[Any] | None:
+        """Answer mode: send a whole reply as the game's answer action, once per episode;
+        ``None`` when the episode is lost (it then scores 0)."""
         action = self._game_spec.answer_action
         if action is None:
             raise TypeError(f"{self._game_spec.name} has no answer mode.")
         self.answered = True
-        return self._step(action(text))
+        if self.lost:
+            return None
+        try:
+            return self._step(action(text))
+        except EpisodeLost:
+            return None
 
     def _clear_episode(self) -> None:
         self.steps = 0
@@ -125,6 +162,8 @@ class GameAgent:
         self.answered = False
         self.observation: Any = None
         """The latest observation the server sent (what a viewer shows of the episode)."""
+        self.lost: str | None = None
+        """Why the episode was lost to a vanished server; None while it stands."""
         self._clear()
 
     def _observe(self, result: StepResult[Any]) -> None:
@@ -142,6 +181,41 @@ class GameAgent:
         result = self._connect().reset(**{**self._reset_defaults, **fields})
         self._observe(result)
         return result
+
+    def _begin(self, row: dict[str, Any]) -> StepResult[Any] | None:
+        """``_reset`` for a training run, which must go on when a server vanishes: a failed
+        reset is tried once more on a new connection (a restarted server has forgotten the
+        old session), then the episode is lost (``None``)."""
+        for attempt in (1, 2):
+            try:
+                return self._reset(row)
+            except SERVER_GONE as error:
+                self._disconnect()
+                if attempt == 2:
+                    self._lose(error)
+        return None
+
+    def _lose(self, error: Exception) -> None:
+        """Give up the episode: it scores 0, is counted and logged; the connection goes, so the
+        next reset opens a new one."""
+        self.lost = f"The game server was lost: {error}."
+        self._done = self.done = True
+        self._disconnect()
+        with _lost_lock:
+            GameAgent.lost_episodes += 1
+            total = GameAgent.lost_episodes
+        logger.warning(
+            "%s episode lost, scored 0 (%d lost in this run): %s",
+            self._game_spec.name,
+            total,
+            error,
+        )
+
+    def _disconnect(self) -> None:
+        """Drop the connection without waiting on a server that is gone."""
+        finalizer, self._finalizer, self._client = self._finalizer, None, None
+        if finalizer is not None:
+            finalizer()
 
     def _state(self) -> Any:
         """The session's state on the server: the source of every verdict."""
@@ -163,5 +237,5 @@ class GameAgent:
                         "make_env_factory(url=...)."
                     )
                 self._client = client_type.from_url(url, transport=self._transport)
-            weakref.finalize(self, _release, self._client)
+            self._finalizer = weakref.finalize(self, _release, self._client)
         return self._client

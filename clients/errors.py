@@ -6,6 +6,8 @@ Every error a client raises is a ``ClientError``::
     ├── ConnectError          the server could not be reached or refused the handshake
     ├── RequestTimeout        no reply within the message timeout
     ├── ConnectionLost        the connection dropped and could not be resumed in time
+    ├── EpisodeLost           (also a ValueError) a GameAgent's episode died with its server:
+    │                         it scores 0, and the next reset reconnects
     └── ServerError           the server answered with an error frame or body (.code, .message)
         ├── InvalidRequestError   INVALID_JSON, UNKNOWN_TYPE, VALIDATION_ERROR
         ├── SessionError          SESSION_ERROR: unknown or expired session, step before
@@ -37,6 +39,11 @@ class RequestTimeout(ClientError):
 
 class ConnectionLost(ClientError):
     """The connection dropped and the session could not be resumed."""
+
+
+class EpisodeLost(ClientError, ValueError):
+    """The game server vanished (or forgot the session) during an episode. A ``ValueError``,
+    so that TRL answers a tool call that raises it with its text, as for any failed tool."""
 
 
 class ServerError(ClientError):

@@ -22,8 +22,8 @@ from env_servers.core.spec import GameSpec, Mode
 
 
 def _server_reward(self: GameAgent) -> float:
-    """The reward the game server gave this episode."""
-    return self.server_reward
+    """The reward the game server gave this episode (0 for an episode lost with its server)."""
+    return 0.0 if self.lost else self.server_reward
 
 
 def make_env_factory(

@@ -32,3 +32,13 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tiny_model_path(
         default_cache_dir() if cache else tmp_path_factory.mktemp("tiny") / "model"
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` run only when ``-m`` names them (``pytest -m long``)."""
+    if "long" in (config.getoption("markexpr") or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("long") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept

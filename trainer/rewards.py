@@ -11,6 +11,10 @@ sent once to the game server as the game's answer action, so the extraction and 
 live in the game, not here. A single-game answer run has no environments: its rows' episodes
 are then played here, over one or several sessions (``verify_connections``).
 
+An episode lost with its server (``GameAgent.lost``) scores 0 on every reward; the reward
+``lost`` (1.0 for such an episode, given weight 0 by the trainer) makes TRL log their share
+as ``rewards/<game>_lost/mean``.
+
 ``<GAME>_REWARDS`` tables (name → (TRL function, weight)) remain
 importable from this module for any registered game.
 """
@@ -157,7 +161,7 @@ class AnswerJudge:
                 for name, values in columns.items()
                 if name in fields and isinstance(values, Sequence)
             }
-            agent._reset(row)
+            agent._begin(row)  # a server gone: the episode is lost, and scores 0
             agent._answer(completion_text(completions[index]))
             played.append(copy.copy(agent))
         return played
@@ -174,7 +178,9 @@ def trl_reward(
     ) -> list[float | None]:
         agents = judge(completions, environments, columns)
         return [
-            float(function(agent)) if agent._game_spec.name == spec.name else None
+            (0.0 if agent.lost and function is not episode_lost else float(function(agent)))
+            if agent._game_spec.name == spec.name
+            else None
             for agent in agents
         ]
 
@@ -188,13 +194,20 @@ def server_reward(agent: GameAgent) -> float:
     return agent.server_reward
 
 
+def episode_lost(agent: GameAgent) -> float:
+    """1.0 when the game server vanished during the episode (which then scores 0)."""
+    return 1.0 if agent.lost else 0.0
+
+
 def reward_functions(
     spec: GameSpec, weights: dict[str, float], judge: AnswerJudge | None = None
 ) -> tuple[list[TRLReward], list[float]]:
     """The configured rewards of one game as TRL functions and their weights, in the game's
-    order; ``server`` is the server's own reward."""
+    order; ``server`` is the server's own reward, ``lost`` marks episodes lost with their
+    server."""
     available: dict[str, RewardFunction] = {n: r.function for n, r in spec.rewards.items()}
     available["server"] = server_reward
+    available["lost"] = episode_lost
     names = [name for name in available if name in weights]
     functions = [trl_reward(spec, name, available[name], judge) for name in names]
     return functions, [weights[name] for name in names]

@@ -156,6 +156,7 @@ def train(config: TrainConfig) -> Path:
             if config.server_reward:  # the server's reward counts; the solve rate is logged
                 solved = load_spec(game).solved
                 game_weights = {solved: 0.0} | ({"server": 1.0} if standalone else {})
+            game_weights = game_weights | {"lost": 0.0}  # logged: episodes lost with the server
             game_functions, game_reward_weights = reward_functions(
                 load_spec(game), game_weights, judge
             )

@@ -89,6 +89,32 @@ def _body_doc(schema: dict[str, Any], example: dict[str, Any]) -> dict[str, Any]
     return {"requestBody": {"required": False, "content": content}}
 
 
+_ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": ["string", "integer"]}, "message": {"type": "string"}},
+        }
+    },
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"description": description, "content": {JSON: {"schema": _ERROR_SCHEMA}}}
+    for status, description in (
+        (400, "Bad JSON or an unknown message type"),
+        (404, "Unknown session"),
+        (409, "Step before reset or after the episode ended"),
+        (413, "Body larger than --max-message-bytes"),
+        (422, "Invalid action or reset fields"),
+        (503, "No free session (--max-sessions)"),
+    )
+}
+"""Every route's documented errors (``{"error": {"code", "message"}}``; ``/mcp`` answers
+JSON-RPC errors in the same envelope), so clients and schema fuzzers know every status."""
+
+
 class GameApp(FastAPI):
     """FastAPI, except that ``/ws`` frames skip the middleware stack: every send and receive
     of a game step would otherwise pass through its wrappers."""
@@ -164,6 +190,7 @@ def create_app(
         description=env_type.description,
         version=env_type.version,
         lifespan=lifespan,
+        responses=ERROR_RESPONSES,
     )
     app.state.sessions = manager
     app.state.mcp = mcp
@@ -244,7 +271,11 @@ def create_app(
         """JSON schemas of the action, observation, state and reset parameters."""
         return schemas
 
-    @app.post("/mcp", openapi_extra=_body_doc({"type": "object"}, mcp_example))
+    @app.post(
+        "/mcp",
+        openapi_extra=_body_doc({"type": "object"}, mcp_example),
+        responses={202: {"description": "A notification: nothing to answer"}},
+    )
     async def mcp_http(request: Request) -> Response:
         """MCP over JSON-RPC 2.0: ``tools/list``, ``tools/call`` (with ``params.session_id``),
         ``openenv/session/create|close`` and ``arenagym/reset``. Errors are JSON-RPC errors."""
