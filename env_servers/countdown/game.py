@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -44,8 +45,12 @@ EVAL_PER_10000 = 1500
 MAX_DRAWS = 5000
 """Draws tried for one puzzle before giving up (only tiny settings can run out)."""
 SOLVER_BUDGET = 5000
-"""Operations the solver of explicit puzzles may try (about 10 ms at most; enough for nearly
-all three- and four-number puzzles, so a hard larger one may go unsolved)."""
+"""Operations the solver of explicit puzzles may try (enough for nearly all three- and
+four-number puzzles, so a hard larger one may go unsolved)."""
+SOLVER_SECONDS = 0.01
+"""CPU seconds one search may take: it runs on the server's event loop, where every other
+session waits for it (an unsolvable six-number puzzle spends the operations' budget in about
+30 ms). CPU time rather than wall time, so a busy machine does not make it give up sooner."""
 
 _SEED_SALT = "arenagym/countdown/v1"
 _POOL_SALT = "arenagym/countdown/pool/v1"
@@ -158,22 +163,29 @@ def explicit_puzzle(numbers: Sequence[int], target: int) -> Puzzle:
 
 _ATOM, _PRODUCT, _SUM = 3, 2, 1
 _PRECEDENCE = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
-_Item = tuple[Fraction, str, int]  # value, text, precedence of the text's top operator
+_Item = tuple[int | Fraction, str, int]  # value, text, precedence of its top operator
 
 
 class _OutOfBudget(Exception):
     pass
 
 
-def solve(numbers: Sequence[int], target: int, budget: int = SOLVER_BUDGET) -> str | None:
+def solve(
+    numbers: Sequence[int],
+    target: int,
+    budget: int = SOLVER_BUDGET,
+    seconds: float = SOLVER_SECONDS,
+) -> str | None:
     """An expression using each number once that equals ``target``, or ``None``.
 
     Depth-first over pairs to combine, pruning multisets of values already seen; gives up
-    after ``budget`` operations, so a hard six-number puzzle may come back ``None``.
+    after ``budget`` operations or ``seconds`` of CPU time, so a hard six-number puzzle may come back
+    ``None``.
     """
-    seen: set[tuple[Fraction, ...]] = set()
-    goal = Fraction(target)
+    seen: set[tuple[int | Fraction, ...]] = set()
+    goal = target
     spent = 0
+    deadline = time.thread_time() + seconds
 
     def search(items: list[_Item]) -> str | None:
         nonlocal spent
@@ -190,7 +202,7 @@ def solve(numbers: Sequence[int], target: int, budget: int = SOLVER_BUDGET) -> s
                 rest = [item for k, item in enumerate(items) if k not in (i, j)]
                 for op in "+-*/" if i < j else "-/":
                     spent += 1
-                    if spent > budget:
+                    if spent > budget or (not spent % 64 and time.thread_time() > deadline):
                         raise _OutOfBudget
                     combined = _combine(left, op, right)
                     if combined is not None and (found := search([*rest, combined])):
@@ -198,7 +210,7 @@ def solve(numbers: Sequence[int], target: int, budget: int = SOLVER_BUDGET) -> s
         return None
 
     try:
-        return search([(Fraction(n), str(n), _ATOM) for n in numbers])
+        return search([(n, str(n), _ATOM) for n in numbers])
     except _OutOfBudget:
         return None
 
@@ -211,10 +223,12 @@ def _combine(left: _Item, op: str, right: _Item) -> _Item | None:
         value = a - b
     elif op == "*":
         value = a * b
-    elif b:
-        value = a / b
-    else:
+    elif not b:
         return None
+    elif type(a) is int and type(b) is int and not a % b:
+        value = a // b  # ints while division is exact: several times faster than Fractions
+    else:
+        value = Fraction(a) / b
     if not within_bounds(value):
         return None
     precedence = _PRECEDENCE[op]
