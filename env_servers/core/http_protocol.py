@@ -4,7 +4,8 @@ uvicorn reads headers of any size for as long as a client takes to send them, an
 connection that never sends a byte: 100 MB of headers or a few hundred silent sockets cost
 memory and file descriptors without ever reaching the app. Here a request's line and headers
 may take at most ``max_header_bytes`` (else HTTP 431) and ``header_timeout`` seconds, counted
-from the connection or the previous response (else HTTP 408); both close the connection.
+from the connection or the previous response (else HTTP 408, or just a close when not a byte
+of a request came); both close the connection.
 
 On SIGTERM a request whose body is still arriving is cut off rather than waited for: its
 sender is not going to finish within the drain, and the app sees a disconnect at once.
@@ -82,8 +83,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _headers_timed_out(self) -> None:
         self._header_timer = None
-        if self._reading_headers and self.transport.get_protocol() is self:
+        if not self._reading_headers or self.transport.get_protocol() is not self:
+            return
+        if self._header_bytes:
             self._refuse(408, f"Request headers not received within {self.header_timeout:g} s.")
+        else:  # nothing of a request came: close as an idle keep-alive connection is closed
+            self._reading_headers = False
+            self.transport.close()
 
     def _refuse(self, status: int, message: str) -> None:
         """Answer ``status`` with ``message`` as plain text and close the connection."""
