@@ -4,8 +4,9 @@ uvicorn reads headers of any size for as long as a client takes to send them, an
 connection that never sends a byte: 100 MB of headers or a few hundred silent sockets cost
 memory and file descriptors without ever reaching the app. Here a request's line and headers
 may take at most ``max_header_bytes`` (else HTTP 431) and ``header_timeout`` seconds, counted
-from the connection or the previous response (else HTTP 408, or just a close when not a byte
-of a request came); both close the connection.
+from the connection or the end of the previous request (else HTTP 408, or just a close when
+not a byte of a request came); both close the connection. Pipelined requests are bounded
+too: whatever follows a request's body counts as the next request's headers.
 
 On SIGTERM a request whose body is still arriving is cut off rather than waited for: its
 sender is not going to finish within the drain, and the app sees a disconnect at once.
@@ -76,14 +77,18 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._cancel_header_timer()
         super().on_headers_complete()
 
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing():
-            self._await_headers()  # the next request on this connection
+    def on_message_complete(self) -> None:
+        super().on_message_complete()
+        if not self.transport.is_closing() and self.transport.get_protocol() is self:
+            self._await_headers()  # what follows is the next request, pipelined or not
 
     def _headers_timed_out(self) -> None:
         self._header_timer = None
         if not self._reading_headers or self.transport.get_protocol() is not self:
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            # still answering the previous request: the next one's time starts after it
+            self._header_timer = self.loop.call_later(self.header_timeout, self._headers_timed_out)
             return
         if self._header_bytes:
             self._refuse(408, f"Request headers not received within {self.header_timeout:g} s.")

@@ -101,6 +101,16 @@ def test_oversized_headers_are_refused_with_431(server: LiveServer) -> None:
     healthy(server)
 
 
+def test_oversized_headers_of_a_pipelined_request_are_refused(server: LiveServer) -> None:
+    first = b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n"
+    second = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 200_000 + b"\r\n\r\n"
+    with socket.create_connection(address(server), timeout=5) as sock:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(first + second)
+        answer, _ = read_until_closed(sock, 5)
+    assert answer.count(b"200 OK") <= 1
+
+
 def test_headers_dripped_slowly_are_cut_off_with_408(server: LiveServer) -> None:
     with socket.create_connection(address(server), timeout=5) as sock:
         sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
