@@ -183,13 +183,14 @@ def serve(
         ),
     ] = defaults.DEFAULT_FRAGMENT_TIMEOUT,
     idle_timeout: Annotated[
-        float,
+        float | None,
         typer.Option(
             envvar="ARENAGYM_IDLE_TIMEOUT",
+            show_default="--session-ttl",
             help="Seconds a WebSocket may stay silent (then closed, 4408; its session waits "
             "--session-ttl for resume). Keep it no shorter than --session-ttl.",
         ),
-    ] = defaults.DEFAULT_IDLE_TIMEOUT,
+    ] = None,
     ws: Annotated[
         WsChoice,
         typer.Option(
@@ -227,7 +228,7 @@ def serve(
             max_message_rate=max_message_rate,
             first_frame_timeout=first_frame_timeout,
             fragment_timeout=fragment_timeout,
-            idle_timeout=idle_timeout,
+            idle_timeout=session_ttl if idle_timeout is None else idle_timeout,
             ws=ws.value,
         )
     except (UnknownGame, ValueError) as error:
