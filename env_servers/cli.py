@@ -158,6 +158,52 @@ def serve(
         int,
         typer.Option(envvar="ARENAGYM_MAX_MESSAGE_BYTES", help="Largest frame or body answered."),
     ] = defaults.DEFAULT_MAX_MESSAGE_BYTES,
+    max_header_bytes: Annotated[
+        int,
+        typer.Option(
+            envvar="ARENAGYM_MAX_HEADER_BYTES",
+            help="Largest HTTP request line and headers read (larger: HTTP 431).",
+        ),
+    ] = defaults.DEFAULT_MAX_HEADER_BYTES,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARENAGYM_HEADER_TIMEOUT",
+            help="Seconds a connection may take to send its request headers (then HTTP 408).",
+        ),
+    ] = defaults.DEFAULT_HEADER_TIMEOUT,
+    max_message_rate: Annotated[
+        float,
+        typer.Option(
+            envvar="ARENAGYM_MAX_MESSAGE_RATE",
+            help="WebSocket messages per second per connection (faster: closed, 4429); 0: no "
+            "limit.",
+        ),
+    ] = defaults.DEFAULT_MAX_MESSAGE_RATE,
+    first_frame_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARENAGYM_FIRST_FRAME_TIMEOUT",
+            help="Seconds a new WebSocket may stay silent before its first message (then "
+            "closed, 4400).",
+        ),
+    ] = defaults.DEFAULT_FIRST_FRAME_TIMEOUT,
+    fragment_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARENAGYM_FRAGMENT_TIMEOUT",
+            help="Seconds a fragmented WebSocket message may take to finish (then closed, 1008).",
+        ),
+    ] = defaults.DEFAULT_FRAGMENT_TIMEOUT,
+    idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            envvar="ARENAGYM_IDLE_TIMEOUT",
+            show_default="--session-ttl",
+            help="Seconds a WebSocket may stay silent (then closed, 4408; its session waits "
+            "--session-ttl for resume). Keep it no shorter than --session-ttl.",
+        ),
+    ] = None,
     ws: Annotated[
         WsChoice,
         typer.Option(
@@ -190,6 +236,12 @@ def serve(
             log_level=log_level.value,
             allow_explicit_secrets=allow_explicit_secrets,
             max_message_bytes=max_message_bytes,
+            max_header_bytes=max_header_bytes,
+            header_timeout=header_timeout,
+            max_message_rate=max_message_rate,
+            first_frame_timeout=first_frame_timeout,
+            fragment_timeout=fragment_timeout,
+            idle_timeout=session_ttl if idle_timeout is None else idle_timeout,
             ws=ws.value,
         )
     except (UnknownGame, ValueError) as error:

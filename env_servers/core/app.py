@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
+from starlette.requests import ClientDisconnect
 
 from env_servers.core import wire
 from env_servers.core.config import ServerSettings
@@ -70,11 +71,15 @@ async def _read_body(request: Request, limit: int) -> bytes:
     if length is not None and length.isdigit() and int(length) > limit:
         raise too_large
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+    except ClientDisconnect:  # nobody reads the answer; it ends the request without a trace
+        message = "The connection closed before the whole body arrived."
+        raise InvalidRequest(message, status=400) from None
     return b"".join(chunks)
 
 

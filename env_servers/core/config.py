@@ -19,6 +19,12 @@ DEFAULT_MAX_SESSIONS = 1024
 DEFAULT_SESSION_TTL = 600.0
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024
 DEFAULT_DRAIN_TIMEOUT = 10.0
+DEFAULT_MAX_HEADER_BYTES = 32 * 1024
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_MAX_MESSAGE_RATE = 1000.0
+DEFAULT_FIRST_FRAME_TIMEOUT = 60.0
+DEFAULT_FRAGMENT_TIMEOUT = 10.0
+DEFAULT_IDLE_TIMEOUT = DEFAULT_SESSION_TTL
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,24 @@ class ServerSettings:
     """Largest WebSocket frame or HTTP body answered; larger ones get VALIDATION_ERROR."""
     drain_timeout: float = DEFAULT_DRAIN_TIMEOUT
     """Seconds SIGTERM waits for in-flight requests before closing connections."""
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    """Largest HTTP request line and headers read; larger ones get HTTP 431."""
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    """Seconds a connection may take to send a request's headers (counted from connect, or
+    from the previous response); slower or silent ones get HTTP 408 and are closed."""
+    max_message_rate: float = DEFAULT_MAX_MESSAGE_RATE
+    """WebSocket messages per second one connection may send (bursts of as many allowed);
+    a faster one is closed with 4429, its session kept for resume. 0: no limit."""
+    first_frame_timeout: float = DEFAULT_FIRST_FRAME_TIMEOUT
+    """Seconds a new WebSocket may stay silent before its first message; then it is closed
+    with 4400 (a session it never started is freed)."""
+    fragment_timeout: float = DEFAULT_FRAGMENT_TIMEOUT
+    """Seconds a fragmented WebSocket message may take to finish; then the socket is closed
+    with 1008 and its buffer freed."""
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT
+    """Seconds a WebSocket that has spoken may stay silent; then it is closed with 4408 and
+    its session lives on for resume (``session_ttl`` more seconds). A TRL run keeps sockets
+    silent between steps for minutes, so keep this no shorter than ``session_ttl``."""
     ws: WebSocketMode = "inline"
     """How ``/ws`` is served: ``inline`` answers frames inside uvicorn's WebSocket protocol
     (the fast path; it falls back to ``asgi``, with a warning, on a uvicorn or websockets it
@@ -57,5 +81,16 @@ class ServerSettings:
             )
         if self.drain_timeout < 0:
             raise ValueError(f"drain_timeout must not be negative, got {self.drain_timeout}")
+        for name in ("header_timeout", "first_frame_timeout", "fragment_timeout", "idle_timeout"):
+            if getattr(self, name) <= 0:
+                raise ValueError(
+                    f"{name} must be a positive number of seconds, got {getattr(self, name)}"
+                )
+        if self.max_header_bytes < 1024:
+            raise ValueError(f"max_header_bytes must be at least 1024, got {self.max_header_bytes}")
+        if self.max_message_rate < 0:
+            raise ValueError(
+                f"max_message_rate must be 0 (no limit) or positive, got {self.max_message_rate}"
+            )
         if self.ws not in WEBSOCKET_MODES:
             raise ValueError(f"ws must be one of {', '.join(WEBSOCKET_MODES)}, got {self.ws!r}")

@@ -19,7 +19,6 @@ the game refuses, or a tool called with no episode running, is a tool result wit
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -30,10 +29,10 @@ from pydantic import ValidationError
 from env_servers.core import wire
 from env_servers.core.errors import EnvServerError, InvalidRequest
 from env_servers.core.mcp_tools import RESERVED_TOOL_NAMES, GameTool, game_tools
-from env_servers.core.protocol import WS_CLOSE_TRY_LATER
+from env_servers.core.protocol import WS_CLOSE_RATE, WS_CLOSE_TRY_LATER
 from env_servers.core.sessions import Session, SessionManager
 from env_servers.core.spec import GameSpec
-from env_servers.core.ws import Receive, Send, Socket
+from env_servers.core.ws import RATE_REASON, Receive, Send, Socket
 
 logger = logging.getLogger("arenagym.mcp")
 
@@ -236,11 +235,7 @@ class MCPHandler:
         session = self.manager.sessions.get(session_id)
         if session is None:
             raise RpcError(INVALID_PARAMS, "Unknown session_id: it was closed or expired.")
-        self.manager.close(session)
-        socket = session.socket
-        if socket is not None:  # the socket that held it ends with it, as after a close frame
-            session.socket = None
-            close_soon(socket)
+        self.manager.close(session)  # the socket that held it ends with it
         return {"session_id": session_id, "closed": True}
 
     def _reset(self, params: dict[str, Any], bound: Session | None) -> dict[str, Any]:
@@ -319,16 +314,6 @@ class MCPHandler:
         return tool_result(str(text), done=session.done)
 
 
-def close_soon(socket: Any) -> None:
-    """Close a socket from synchronous code: its ``close`` is a coroutine."""
-    task = asyncio.get_running_loop().create_task(socket.close(1000, "session closed"))
-    _PENDING.add(task)
-    task.add_done_callback(_PENDING.discard)
-
-
-_PENDING: set[Any] = set()
-
-
 class MCPWebSocketEndpoint:
     """ASGI app for the ``/mcp`` WebSocket: one connection is one session, as in OpenEnv;
     each text message is one JSON-RPC request, answered in order."""
@@ -350,12 +335,15 @@ class MCPWebSocketEndpoint:
             await socket.send(orjson.dumps(error_reply(None, refusal)))
             await socket.close(WS_CLOSE_TRY_LATER, error.code)
             return
-        session.socket = socket
+        session.bind(socket, manager.clock())
         limit = manager.settings.max_message_bytes
         try:
             while True:
                 message = await receive()
-                if message["type"] != "websocket.receive":
+                if message["type"] != "websocket.receive" or session.socket is not socket:
+                    return
+                if not manager.admit(session):
+                    await socket.close(WS_CLOSE_RATE, RATE_REASON)
                     return
                 raw = message.get("text")
                 if raw is None:

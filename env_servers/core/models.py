@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class Action(BaseModel):
@@ -59,6 +59,14 @@ class ResetOptions(BaseModel):
     seed: int | None = Field(
         default=None, ge=0, description="Fixes the episode: same seed, same game."
     )
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed_is_not_a_bool(cls, seed: Any) -> Any:
+        if isinstance(seed, bool):  # pydantic would take true as 1
+            raise ValueError("seed must be an integer, not true/false")
+        return seed
+
     episode_id: str | None = Field(
         default=None, max_length=255, description="Identifier to record for this episode."
     )

@@ -52,6 +52,17 @@ WS_CLOSE_REPLACED = 4409
 """Close code sent to a socket whose session was re-attached by another socket."""
 WS_CLOSE_TRY_LATER = 1013
 """Close code after ``CAPACITY_REACHED`` at connect (RFC 6455's "try again later")."""
+WS_CLOSE_NO_FIRST_FRAME = 4400
+"""Close code for a socket that sent no message within the server's first-frame timeout."""
+WS_CLOSE_IDLE = 4408
+"""Close code for a socket silent longer than the server's idle timeout; its session waits
+for a resume (``/ws?session_id=…``) like any dropped socket's."""
+WS_CLOSE_RATE = 4429
+"""Close code for a socket sending more messages per second than the server allows; its
+session waits for a resume."""
+WS_CLOSE_FRAGMENT_TIMEOUT = 1008
+"""Close code (RFC 6455's "policy violation") for a fragmented message not finished within
+the server's fragment timeout."""
 
 
 class ErrorCode(StrEnum):

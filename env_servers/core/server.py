@@ -25,6 +25,7 @@ from uvicorn.config import WS_PROTOCOLS
 from env_servers.core.app import create_app
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
+from env_servers.core.http_protocol import bounded_http_protocol
 from env_servers.core.sessions import SessionManager
 from env_servers.core.ws import close_all_sockets
 
@@ -113,6 +114,7 @@ def build_config(
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
+        http=bounded_http_protocol(settings),
         ws_max_size=settings.max_message_bytes * WS_HARD_LIMIT_FACTOR,
         ws=ws,
         ws_per_message_deflate=False,  # frames are small; compression costs CPU per step

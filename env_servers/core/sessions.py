@@ -1,10 +1,13 @@
 """Sessions: the one place where reset, step and state run, for both transports.
 
 A session is one game instance plus its bookkeeping. While a WebSocket is bound to it, it
-lives as long as the socket, however silent (a TRL rollout worker may sit idle for minutes
-between episodes). Without a socket (HTTP, or a dropped socket that may re-attach) it
-expires ``session_ttl`` seconds after its last request; a reaper task that always runs frees
-it. The number of sessions is bounded by ``max_sessions``.
+lives as long as the socket. Without a socket (HTTP, or a dropped socket that may re-attach)
+it expires ``session_ttl`` seconds after its last request; a reaper task that always runs
+frees it. The same task closes sockets that stay silent: before their first message for
+``first_frame_timeout``, after it for ``idle_timeout`` (a TRL rollout worker may sit idle for
+minutes between episodes, so that is no shorter than the TTL, and its session then waits for
+a resume). The number of sessions is bounded by ``max_sessions``, and closing a session
+closes its socket, so a socket never plays on without a slot.
 
 Game steps take microseconds, so everything here runs on the event loop: no locks, no thread
 per session. Requests arrive as already-parsed JSON values and are validated here, so both
@@ -35,6 +38,7 @@ from env_servers.core.errors import (
     UnknownSession,
 )
 from env_servers.core.models import Observation, State
+from env_servers.core.protocol import WS_CLOSE_IDLE, WS_CLOSE_NO_FIRST_FRAME, WS_CLOSE_SESSION_GONE
 
 logger = logging.getLogger("arenagym.sessions")
 
@@ -55,6 +59,17 @@ class Session:
     last_reply: bytes = b""
     agent: Any = None
     """The game's agent that runs MCP ``tools/call`` in this episode; a reset drops it."""
+    spoke: bool = False
+    """Whether the bound socket has sent a message (``last_seen`` is then its last one)."""
+    tokens: float = float("inf")
+    refilled: float = 0.0
+    """The bound socket's message allowance (a token bucket, full when a socket binds)."""
+
+    def bind(self, socket: Any, now: float) -> Any:
+        """Bind ``socket``, with a fresh allowance; returns the socket it replaced."""
+        previous, self.socket = self.socket, socket
+        self.spoke, self.tokens, self.last_seen = False, float("inf"), now
+        return previous
 
 
 @dataclass(slots=True)
@@ -118,6 +133,10 @@ class SessionManager:
         return session
 
     def close(self, session: Session) -> None:
+        """End the session and free its slot; a socket still bound to it is closed."""
+        socket, session.socket = session.socket, None
+        if socket is not None:
+            close_soon(socket, WS_CLOSE_SESSION_GONE, "session closed")
         if self.sessions.pop(session.id, None) is not None:
             try:
                 session.env.close()
@@ -127,8 +146,7 @@ class SessionManager:
     def attach(self, session_id: str, socket: Any) -> tuple[Session, Any]:
         """Bind a socket to an existing session; returns it and the socket it replaced."""
         session = self.get(session_id)
-        previous, session.socket = session.socket, socket
-        return session, previous
+        return session, session.bind(socket, self.clock())
 
     def detach(self, session: Session, socket: Any) -> None:
         """The socket is gone. A session with an episode worth resuming waits for the TTL;
@@ -139,6 +157,21 @@ class SessionManager:
         session.last_seen = self.clock()
         if not session.started or self.draining:
             self.close(session)
+
+    def admit(self, session: Session) -> bool:
+        """Count a message from the session's socket: False when it comes faster than
+        ``max_message_rate`` allows (bursts of one second's worth pass)."""
+        now = self.clock()
+        session.last_seen, session.spoke = now, True
+        rate = self.settings.max_message_rate
+        if not rate:
+            return True
+        tokens = min(rate, session.tokens + (now - session.refilled) * rate) - 1
+        session.refilled = now
+        if tokens < 0:
+            return False
+        session.tokens = tokens
+        return True
 
     @property
     def active(self) -> int:
@@ -211,16 +244,30 @@ class SessionManager:
     # -- expiry --------------------------------------------------------------------------
 
     def reap(self) -> int:
-        """Close sessions without a socket that have been silent longer than the TTL."""
-        deadline = self.clock() - self.settings.session_ttl
-        expired = [s for s in self.sessions.values() if s.socket is None and s.last_seen < deadline]
+        """Close sessions without a socket that have been silent longer than the TTL, and
+        the sockets that have been silent too long (their sessions stay, for resume)."""
+        settings, now = self.settings, self.clock()
+        expired = []
+        for session in self.sessions.values():
+            silent = now - session.last_seen
+            if session.socket is None:
+                if silent > settings.session_ttl:
+                    expired.append(session)
+            elif session.spoke and silent > settings.idle_timeout:
+                reason = f"idle for {settings.idle_timeout:g} s; resume with ?session_id="
+                close_soon(session.socket, WS_CLOSE_IDLE, reason)
+            elif not session.spoke and silent > settings.first_frame_timeout:
+                reason = f"no message within {settings.first_frame_timeout:g} s"
+                close_soon(session.socket, WS_CLOSE_NO_FIRST_FRAME, reason)
         for session in expired:
             self.close(session)
         self.counters.sessions_expired += len(expired)
         return len(expired)
 
     async def reap_forever(self) -> None:
-        interval = min(max(self.settings.session_ttl / 4, 0.05), 30.0)
+        settings = self.settings
+        shortest = min(settings.session_ttl, settings.idle_timeout, settings.first_frame_timeout)
+        interval = min(max(shortest / 4, 0.05), 30.0)
         while True:
             await asyncio.sleep(interval)
             try:
@@ -228,3 +275,14 @@ class SessionManager:
                     logger.info("expired %d idle session(s)", expired)
             except Exception:  # the reaper must outlive any bug in a game's close()
                 logger.exception("session reaper failed")
+
+
+def close_soon(socket: Any, code: int, reason: str) -> None:
+    """Close a socket from synchronous code (its ``close`` is a coroutine, and a no-op on a
+    socket already closing)."""
+    task = asyncio.get_running_loop().create_task(socket.close(code, reason))
+    _PENDING.add(task)
+    task.add_done_callback(_PENDING.discard)
+
+
+_PENDING: set[asyncio.Task[None]] = set()

@@ -18,12 +18,15 @@ from env_servers.core import wire
 from env_servers.core.errors import EnvServerError, InvalidRequest, UnknownMessageType
 from env_servers.core.protocol import (
     WS_CLOSE_GOING_AWAY,
+    WS_CLOSE_RATE,
     WS_CLOSE_REPLACED,
     WS_CLOSE_SESSION_GONE,
     WS_CLOSE_TRY_LATER,
 )
 from env_servers.core.sessions import Session, SessionManager
 
+RATE_REASON = "messages faster than the server allows; resume with ?session_id="
+"""Reason sent with ``WS_CLOSE_RATE``."""
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
@@ -84,15 +87,18 @@ class WebSocketEndpoint:
         send = socket.send
         while True:
             message = await receive()
-            if message["type"] != "websocket.receive":
-                return  # websocket.disconnect
+            if message["type"] != "websocket.receive" or session.socket is not socket:
+                return  # websocket.disconnect, or the session was closed or taken over
+            if not manager.admit(session):
+                await socket.close(WS_CLOSE_RATE, RATE_REASON)
+                return
             raw = message.get("text")
             if raw is None:
                 raw = message.get("bytes") or b""
             reply = answer(manager, session, raw, limit)
             if reply is None:
-                manager.close(session)
                 await socket.close(1000, "closed")
+                manager.close(session)
                 return
             if socket.closed:
                 return
@@ -114,7 +120,7 @@ def bind(manager: SessionManager, socket: Any, resume: str) -> tuple[Session, An
     if resume:
         return manager.attach(resume, socket)
     session = manager.open()
-    session.socket = socket
+    session.bind(socket, manager.clock())
     return session, None
 
 

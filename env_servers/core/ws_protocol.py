@@ -23,6 +23,7 @@ This module subclasses a private uvicorn class and reads websockets' parser stat
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from typing import ClassVar
@@ -33,9 +34,9 @@ from websockets.http11 import Request
 from websockets.protocol import State
 
 from env_servers.core.errors import EnvServerError
-from env_servers.core.protocol import WS_CLOSE_REPLACED
+from env_servers.core.protocol import WS_CLOSE_FRAGMENT_TIMEOUT, WS_CLOSE_RATE, WS_CLOSE_REPLACED
 from env_servers.core.sessions import Session, SessionManager
-from env_servers.core.ws import answer, bind, refusal, resume_id
+from env_servers.core.ws import RATE_REASON, answer, bind, refusal, resume_id
 
 WS_PATH = "/ws"
 _FIN_TEXT, _FIN_BINARY = 0x81, 0x82
@@ -57,6 +58,9 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
     client is not reading its replies. At most one read plus one frame."""
     _passthrough = 0
     """Bytes of the current frame still to hand to websockets' parser."""
+    _unfinished: asyncio.TimerHandle | None = None
+    """Closes the socket when a message handed to websockets (fragments, or a frame still
+    arriving) is not finished within ``fragment_timeout``: its buffer is not held forever."""
 
     def handle_connect(self, event: Request) -> None:
         path, _, query = event.path.partition("?")
@@ -135,16 +139,32 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
                 chunk, data = data[:end], data[end:]
                 self._passthrough = end - len(chunk)
                 super().data_received(chunk)
+                unfinished = self._passthrough or not self._between_messages()
+                if unfinished and self._unfinished is None and not self.close_sent:
+                    self._unfinished = self.loop.call_later(
+                        self.manager.settings.fragment_timeout, self._message_timed_out
+                    )
 
     def _between_messages(self) -> bool:
         """Whether a new data frame may start here (not inside a fragmented message)."""
         return self.conn.state is State.OPEN and self.conn.current_size is None and not self.frames
+
+    def _message_timed_out(self) -> None:
+        self._unfinished = None
+        timeout = self.manager.settings.fragment_timeout
+        self._close(WS_CLOSE_FRAGMENT_TIMEOUT, f"message unfinished after {timeout:g} s")
+
+    def _message_finished(self) -> None:
+        if self._unfinished is not None:
+            self._unfinished.cancel()
+            self._unfinished = None
 
     def send_receive_event_to_app(self) -> None:
         """A message websockets parsed: answer it on ``/ws``, else hand it to the app."""
         if not self.inline:
             super().send_receive_event_to_app()
             return
+        self._message_finished()
         frames, self.frames = self.frames, []
         if self.session is not None and not self.close_sent:
             self._on_message(frames[0] if len(frames) == 1 else b"".join(frames))
@@ -152,7 +172,10 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
     def _on_message(self, data: bytes) -> None:
         session, manager = self.session, self.manager
         if session is None or session.socket is not self:
-            return  # re-attached elsewhere: this socket is being closed
+            return  # closed, or re-attached elsewhere: this socket is being closed
+        if not manager.admit(session):
+            self._close(WS_CLOSE_RATE, RATE_REASON)
+            return
         try:
             reply = answer(manager, session, data, manager.settings.max_message_bytes)
         except Exception:  # a bug, not bad input: answer() reports bad input itself
@@ -160,8 +183,8 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             self._close(1011, "internal error")
             return
         if reply is None:  # the client's "close" message
-            manager.close(session)
             self._close(1000, "closed")
+            manager.close(session)
         else:
             self._write(reply)
 
@@ -215,6 +238,7 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             self.transport.resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._message_finished()
         super().connection_lost(exc)
         if self.session is not None:
             self.manager.detach(self.session, self)

@@ -208,7 +208,7 @@ def _evaluate(node: ast.expr) -> int | Fraction:
     return result
 
 
-def within_bounds(value: Fraction) -> bool:
+def within_bounds(value: Fraction | int) -> bool:
     """Whether ``|value|`` and its denominator are at most ``MAX_MAGNITUDE``."""
     denominator = value.denominator
     return denominator <= MAX_MAGNITUDE and abs(value.numerator) <= MAX_MAGNITUDE * denominator

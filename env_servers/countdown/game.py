@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -44,8 +45,12 @@ EVAL_PER_10000 = 1500
 MAX_DRAWS = 5000
 """Draws tried for one puzzle before giving up (only tiny settings can run out)."""
 SOLVER_BUDGET = 5000
-"""Operations the solver of explicit puzzles may try (about 10 ms at most; enough for nearly
-all three- and four-number puzzles, so a hard larger one may go unsolved)."""
+"""Operations the solver of explicit puzzles may try (enough for nearly all three- and
+four-number puzzles, so a hard larger one may go unsolved)."""
+SOLVER_SECONDS = 0.005
+"""CPU seconds one search may take: it runs on the server's event loop, where every other
+session waits for it (an unsolvable six-number puzzle spends the operations' budget in about
+30 ms). CPU time rather than wall time, so a busy machine does not make it give up sooner."""
 
 _SEED_SALT = "arenagym/countdown/v1"
 _POOL_SALT = "arenagym/countdown/pool/v1"
@@ -158,70 +163,91 @@ def explicit_puzzle(numbers: Sequence[int], target: int) -> Puzzle:
 
 _ATOM, _PRODUCT, _SUM = 3, 2, 1
 _PRECEDENCE = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
-_Item = tuple[Fraction, str, int]  # value, text, precedence of the text's top operator
+_Value = int | Fraction
+_Node = int | tuple[str, "_Node", "_Node"]
+"""How a value was made: a given number, or an operator and its two operands."""
 
 
 class _OutOfBudget(Exception):
     pass
 
 
-def solve(numbers: Sequence[int], target: int, budget: int = SOLVER_BUDGET) -> str | None:
+def solve(
+    numbers: Sequence[int],
+    target: int,
+    budget: int = SOLVER_BUDGET,
+    seconds: float = SOLVER_SECONDS,
+) -> str | None:
     """An expression using each number once that equals ``target``, or ``None``.
 
     Depth-first over pairs to combine, pruning multisets of values already seen; gives up
-    after ``budget`` operations, so a hard six-number puzzle may come back ``None``.
+    after ``budget`` operations or ``seconds`` of CPU time, so a hard six-number puzzle may
+    come back ``None``. Values stay ints while division is exact, and the expression's text
+    is written only for the solution: both cost far more than the arithmetic.
     """
-    seen: set[tuple[Fraction, ...]] = set()
-    goal = Fraction(target)
+    seen: set[tuple[_Value, ...]] = set()
     spent = 0
+    deadline = time.thread_time() + seconds
 
-    def search(items: list[_Item]) -> str | None:
+    def search(items: list[tuple[_Value, _Node]]) -> _Node | None:
         nonlocal spent
         if len(items) == 1:
-            return items[0][1] if items[0][0] == goal else None
+            return items[0][1] if items[0][0] == target else None
         key = tuple(sorted(item[0] for item in items))
         if key in seen:
             return None
         seen.add(key)
-        for i, left in enumerate(items):
-            for j, right in enumerate(items):
+        for i, (a, x) in enumerate(items):
+            for j, (b, y) in enumerate(items):
                 if i == j:
                     continue
-                rest = [item for k, item in enumerate(items) if k not in (i, j)]
+                rest = [item for k, item in enumerate(items) if k != i and k != j]
                 for op in "+-*/" if i < j else "-/":
                     spent += 1
-                    if spent > budget:
+                    if spent > budget or (not spent % 64 and time.thread_time() > deadline):
                         raise _OutOfBudget
-                    combined = _combine(left, op, right)
-                    if combined is not None and (found := search([*rest, combined])):
+                    value = _apply(a, op, b)
+                    if value is not None and (found := search([*rest, (value, (op, x, y))])):
                         return found
         return None
 
     try:
-        return search([(Fraction(n), str(n), _ATOM) for n in numbers])
+        found = search([(n, n) for n in numbers])
     except _OutOfBudget:
         return None
+    return None if found is None else _text(found)[0]
 
 
-def _combine(left: _Item, op: str, right: _Item) -> _Item | None:
-    a, b = left[0], right[0]
+def _apply(a: _Value, op: str, b: _Value) -> _Value | None:
+    """``a op b``, or None when it is undefined or out of bounds."""
     if op == "+":
         value = a + b
     elif op == "-":
         value = a - b
     elif op == "*":
         value = a * b
-    elif b:
-        value = a / b
+    elif not b:
+        return None
+    elif type(a) is int and type(b) is int and not a % b:
+        value = a // b
     else:
-        return None
-    if not within_bounds(value):
-        return None
+        value = Fraction(a) / b
+    return value if within_bounds(value) else None
+
+
+def _text(node: _Node) -> tuple[str, int]:
+    """The expression ``node`` stands for, with only the parentheses it needs, and the
+    precedence of its top operator."""
+    if isinstance(node, int):
+        return str(node), _ATOM
+    op, left, right = node
     precedence = _PRECEDENCE[op]
-    left_text = f"({left[1]})" if left[2] < precedence else left[1]
-    wrap_right = right[2] < precedence or (right[2] == precedence and op in "-/")
-    right_text = f"({right[1]})" if wrap_right else right[1]
-    return value, f"{left_text} {op} {right_text}", precedence
+    (left_text, left_precedence), (right_text, right_precedence) = _text(left), _text(right)
+    if left_precedence < precedence:
+        left_text = f"({left_text})"
+    if right_precedence < precedence or (right_precedence == precedence and op in "-/"):
+        right_text = f"({right_text})"
+    return f"{left_text} {op} {right_text}", precedence
 
 
 # --------------------------------------------------------------------------- the episode

@@ -7,7 +7,8 @@ What we reproduce of TextArena 0.7.4's ``Wordle-v0`` as OpenEnv's textarena serv
   is the whole transcript so far; every step only appends to it, so clients slice the new
   part off the end. After reset it is ``"\\n[GAME] " + prompt`` (the prompt ends in ``\\n``).
 - A step appends ``"\\n[Player] " + the action`` (a message without brackets is echoed
-  wrapped in them; ``[Player]``/``[GAME]`` tags in it are removed), then ``"\\n[GAME] "`` and
+  wrapped in them; ``[Player]``/``[GAME]`` tags in it are removed; a long one is cut at
+  ``MAX_ECHO_CHARS``), then ``"\\n[GAME] "`` and
   ``"You submitted [crane].\\nFeedback:\\nC R A N E\\nG Y G X X\\nYou have 5 guesses left."``
   ("guesses" even for 1), or ``"You attempted an invalid move. Reason: … Please resubmit a
   valid move and remember to follow the game rules to avoid penalties."``.
@@ -75,6 +76,9 @@ _ENV_ID = "Wordle-v0"
 _GAME = "\n[GAME] "
 _PLAYER = "\n[Player] "
 _INVALID = "You attempted an invalid move. Reason: "
+MAX_ECHO_CHARS = 500
+"""A move's text is echoed into the transcript up to this many characters (then ``…``): an
+episode's transcript, sent whole on every step, grows by a bounded amount per move."""
 _RESUBMIT = (
     " Please resubmit a valid move and remember to follow the game rules to avoid penalties."
 )
@@ -152,10 +156,7 @@ class WordleEnvironment(
             echo = f"[{word}]"
         else:
             message = action.message or ""
-            if "[" in message or "]" in message:
-                echo = message.replace("[Player]", "").replace("[GAME]", "")
-            else:
-                echo = "[" + message.strip() + "]"
+            echo = _echo(message)
             word = game.parse_message(message)
 
         reason = current.attempt(word)
@@ -258,3 +259,16 @@ class WordleEnvironment(
                 "answer": current.secret if done else None,
             },
         )
+
+
+def _echo(message: str) -> str:
+    """A message as the transcript repeats it: wrapped in brackets when it has none, without
+    ``[Player]``/``[GAME]`` tags (removed until none is left, so ``[GA[GAME]ME]`` cannot
+    forge one), and at most ``MAX_ECHO_CHARS`` long."""
+    if "[" not in message and "]" not in message:
+        echo = "[" + message.strip() + "]"
+    else:
+        echo = message
+        while (stripped := echo.replace("[Player]", "").replace("[GAME]", "")) != echo:
+            echo = stripped
+    return echo if len(echo) <= MAX_ECHO_CHARS else echo[:MAX_ECHO_CHARS] + "…"

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from env_servers.core.models import Action, Observation, ResetOptions, State
 from env_servers.wordle import game
 
+MAX_MESSAGE_CHARS = 16_000
+"""Longest ``message`` accepted: a model's whole turn (thousands of tokens) fits."""
+
 
 class WordleResetOptions(ResetOptions):
     """How to start a game. ``word`` fixes the secret, so the server gates it."""
@@ -59,12 +62,15 @@ class WordleAction(Action):
 
     message: str | None = Field(
         default=None,
+        max_length=MAX_MESSAGE_CHARS,
         description=(
             "TextArena/OpenEnv form: text holding the guess in square brackets, e.g. '[crane]' "
             "or 'I will try [crane]'. A message without brackets is taken whole as the word."
         ),
     )
-    guess: str | None = Field(default=None, description="The guessed word itself, e.g. 'crane'.")
+    guess: str | None = Field(
+        default=None, max_length=64, description="The guessed word itself, e.g. 'crane'."
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> WordleAction:

@@ -71,6 +71,24 @@ def test_dropped_socket_is_resumed_without_losing_the_episode(wordle_server: Liv
         assert client.state().step_count == 2  # the episode went on, nothing replayed twice
 
 
+def test_a_client_silent_longer_than_the_idle_timeout_carries_on() -> None:
+    """A TRL rollout worker sits silent between training steps: the server closes its idle
+    socket (4408) but keeps the session, and the next step resumes it transparently."""
+    with (
+        live_server("wordle", idle_timeout=0.3, session_ttl=5) as server,
+        WordleClient.from_url(server.url) as client,
+    ):
+        client.reset(word="crane")
+        client.step({"guess": "slate"})
+        session_id = client.session_id
+        time.sleep(1.2)  # several idle timeouts: the server has closed the socket
+        assert server.sessions.sessions[session_id].socket is None
+        result = client.step({"guess": "crane"})
+        assert result.done and result.reward == 1.0
+        assert client.transport.reconnects == 1 and client.session_id == session_id
+        assert client.state().step_count == 2
+
+
 def test_resume_of_an_expired_session_is_a_session_error() -> None:
     with live_server("wordle", session_ttl=0.2) as server:
         client = WordleClient.from_url(server.url, max_retries=1)

@@ -129,6 +129,18 @@ def test_bad_setting_is_reported_not_raised() -> None:
     )
 
 
+def test_limits_are_flags_and_environment_variables_checked_before_serving() -> None:
+    result = subprocess.run(
+        [*ARENAGYM, "serve", "wordle", "--idle-timeout", "0"], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert "idle_timeout must be a positive number of seconds, got 0.0" in plain(result.stderr)
+    env = {**os.environ, "ARENAGYM_MAX_HEADER_BYTES": "100"}
+    result = subprocess.run([*ARENAGYM, "serve", "wordle"], capture_output=True, text=True, env=env)
+    assert result.returncode == 2
+    assert "max_header_bytes must be at least 1024, got 100" in plain(result.stderr)
+
+
 def plain(text: str) -> str:
     """Terminal text without the boxes that rich draws around errors, on one line."""
     return " ".join(re.sub("[│╭╮╰╯─]", " ", text).split())

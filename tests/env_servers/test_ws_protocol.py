@@ -23,7 +23,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from env_servers.core.config import ServerSettings
 from env_servers.core.ws_protocol import text_frame_header
-from tests.live import LiveServer
+from tests.live import LiveServer, live_server
 
 
 def raw_frame(
@@ -157,10 +157,20 @@ def test_frame_over_the_hard_limit_closes_with_1009(wordle_server: LiveServer) -
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
 
 
-def test_a_client_that_does_not_read_is_paused_not_buffered(wordle_server: LiveServer) -> None:
+@pytest.fixture
+def unlimited_server() -> Iterator[LiveServer]:
+    """A server without a message rate limit, for bursts of thousands of frames."""
+    with live_server("wordle", max_message_rate=0) as server:
+        yield server
+
+
+def test_a_client_that_does_not_read_is_paused_not_buffered(
+    unlimited_server: LiveServer,
+) -> None:
     """Requests keep coming while no reply is read: once replies back up the server stops
     answering and reading, so its buffer stays bounded; it resumes as they are read, and no
     request is lost or answered out of order."""
+    wordle_server = unlimited_server
     port = int(wordle_server.url.rsplit(":", 1)[1])
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window: replies back up
@@ -287,7 +297,10 @@ def test_ids_must_be_strings_or_numbers(ws: ClientConnection) -> None:
 
 def test_a_peer_that_stops_reading_and_answering_is_dropped_and_its_session_freed() -> None:
     server = LiveServer(
-        "wordle", ServerSettings(log_level="warning", allow_explicit_secrets=True, session_ttl=0.5)
+        "wordle",
+        ServerSettings(
+            log_level="warning", allow_explicit_secrets=True, session_ttl=0.5, max_message_rate=0
+        ),
     )
     server.config.ws_ping_interval = server.config.ws_ping_timeout = 0.3
     with server:
