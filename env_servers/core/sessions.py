@@ -4,7 +4,12 @@ A session is one game instance plus its bookkeeping. While a WebSocket is bound 
 lives as long as the socket, however silent (a TRL rollout worker may sit idle for minutes
 between episodes). Without a socket (HTTP, or a dropped socket that may re-attach) it
 expires ``session_ttl`` seconds after its last request; a reaper task that always runs frees
-it. The number of sessions is bounded by ``max_sessions``.
+it. The number of sessions is bounded by ``max_sessions``, and every open session, socket or
+not, counts: closing a session (``DELETE``, MCP, a close frame) also closes its socket.
+
+A session id is a secret: whoever holds it can play the game, so it is never logged, a
+second socket cannot take a session over from the live one that holds it, and with auth on a
+session answers only the token (its ``owner``) that opened it.
 
 Game steps take microseconds, so everything here runs on the event loop: no locks, no thread
 per session. Requests arrive as already-parsed JSON values and are validated here, so both
@@ -32,8 +37,10 @@ from env_servers.core.errors import (
     EpisodeStateError,
     FactoryFailed,
     InvalidRequest,
+    SessionTaken,
     UnknownSession,
 )
+from env_servers.core.metrics import Metrics
 from env_servers.core.models import Observation, State
 
 logger = logging.getLogger("arenagym.sessions")
@@ -55,6 +62,8 @@ class Session:
     last_reply: bytes = b""
     agent: Any = None
     """The game's agent that runs MCP ``tools/call`` in this episode; a reset drops it."""
+    owner: str | None = None
+    """Digest of the token that opened it (``access.owner_of``); None with auth off."""
 
 
 @dataclass(slots=True)
@@ -78,14 +87,20 @@ class SessionManager:
     sessions: dict[str, Session] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
     draining: bool = False
+    metrics: Metrics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(self.env_type.name, lambda: len(self.sessions))
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def open(self) -> Session:
-        """A new session, or ``CapacityReached`` when ``max_sessions`` are open."""
+    def open(self, owner: str | None = None) -> Session:
+        """A new session of ``owner``, or ``CapacityReached`` when ``max_sessions`` are open."""
         if self.draining:
+            self.metrics.refused("draining")
             raise CapacityReached("The server is shutting down; connect to another instance.")
         if len(self.sessions) >= self.settings.max_sessions:
+            self.metrics.refused("capacity")
             raise CapacityReached(
                 f"All {self.settings.max_sessions} sessions are in use. Close finished sessions "
                 "(DELETE /sessions/{id} or a 'close' frame), retry later, or start the server "
@@ -97,13 +112,18 @@ class SessionManager:
             logger.exception("creating a %s environment failed", self.env_type.name)
             raise FactoryFailed(f"Could not create a {self.env_type.name} game: {error}") from None
         session = Session(id=secrets.token_urlsafe(16), env=env, last_seen=self.clock())
+        session.owner = owner
         self.sessions[session.id] = session
         self.counters.sessions_opened += 1
+        self.metrics.opened.inc()
         return session
 
-    def get(self, session_id: str | None) -> Session:
-        """The live session with this id; ``UnknownSession`` says how to get one."""
+    def get(self, session_id: str | None, owner: str | None = None) -> Session:
+        """The live session with this id, if ``owner`` opened it; ``UnknownSession`` (the same
+        for another owner's session, so ids cannot be probed) says how to get one."""
         session = self.sessions.get(session_id) if session_id else None
+        if session is not None and session.owner != owner:
+            session = None
         if session is None:
             if not session_id:
                 raise UnknownSession(
@@ -111,24 +131,36 @@ class SessionManager:
                     "(in the body or the X-Session-Id header)."
                 )
             raise UnknownSession(
-                f"Unknown session '{session_id}': it was closed or expired after "
+                "Unknown session: it was closed or expired after "
                 f"{self.settings.session_ttl:g} s without requests. Reset to start a new one."
             )
         session.last_seen = self.clock()
         return session
 
     def close(self, session: Session) -> None:
+        """Free the session's slot and close the socket bound to it, if any: a socket never
+        plays on outside the count."""
         if self.sessions.pop(session.id, None) is not None:
             try:
                 session.env.close()
             except Exception:
-                logger.exception("closing session %s failed", session.id)
+                logger.exception("closing a %s session failed", self.env_type.name)
+        socket, session.socket = session.socket, None
+        if socket is not None:
+            close_soon(socket)
 
-    def attach(self, session_id: str, socket: Any) -> tuple[Session, Any]:
-        """Bind a socket to an existing session; returns it and the socket it replaced."""
-        session = self.get(session_id)
-        previous, session.socket = session.socket, socket
-        return session, previous
+    def attach(self, session_id: str, socket: Any, owner: str | None = None) -> Session:
+        """Bind a socket to an existing session whose socket dropped. A session another live
+        socket holds is refused (``SessionTaken``): an id in the wrong hands takes nothing."""
+        session = self.get(session_id, owner)
+        if session.socket is not None:
+            self.metrics.refused("taken")
+            raise SessionTaken(
+                "This session is held by another open connection. Close that one first; a "
+                "dropped connection frees it at once (or after missed pings), then re-attach."
+            )
+        session.socket = socket
+        return session
 
     def detach(self, session: Session, socket: Any) -> None:
         """The socket is gone. A session with an episode worth resuming waits for the TTL;
@@ -165,6 +197,7 @@ class SessionManager:
         observation = self._run(env.reset, options)
         session.started, session.done, session.agent = True, observation.done, None
         self.counters.resets += 1
+        self.metrics.resets.inc()
         return observation
 
     def step(self, session: Session, action_data: Any) -> Observation:
@@ -181,7 +214,9 @@ class SessionManager:
             action = env.action_type.model_validate(action_data)
         except ValidationError as error:
             raise InvalidRequest.from_validation("action", error) from None
+        started = time.perf_counter()
         observation = self._run(env.step, action)
+        self.metrics.stepped(observation, time.perf_counter() - started)
         session.done = observation.done
         self.counters.steps += 1
         return observation
@@ -202,6 +237,12 @@ class SessionManager:
         except Exception as error:
             raise self._failure(error) from None
 
+    def count_error(self, code: str) -> None:
+        """An error answered to a client (an ``ErrorCode``, or MCP's ``jsonrpc:<code>``):
+        counted for ``/health`` and ``/metrics``."""
+        self.counters.errors += 1
+        self.metrics.error(code)
+
     def _failure(self, error: Exception) -> EnvironmentFailed:
         if isinstance(error, ValueError):
             return EnvironmentFailed(str(error), status=400)
@@ -217,6 +258,7 @@ class SessionManager:
         for session in expired:
             self.close(session)
         self.counters.sessions_expired += len(expired)
+        self.metrics.reaped.inc(len(expired))
         return len(expired)
 
     async def reap_forever(self) -> None:
@@ -228,3 +270,15 @@ class SessionManager:
                     logger.info("expired %d idle session(s)", expired)
             except Exception:  # the reaper must outlive any bug in a game's close()
                 logger.exception("session reaper failed")
+
+
+def close_soon(socket: Any) -> None:
+    """Close a socket from synchronous code (its ``close`` is a coroutine): 1000, as after a
+    close frame."""
+    task = asyncio.get_running_loop().create_task(socket.close(1000, "session closed"))
+    _PENDING.add(task)
+    task.add_done_callback(_PENDING.discard)
+
+
+_PENDING: set[Any] = set()
+"""Tasks of ``close_soon`` still running: held so they are not collected mid-way."""
