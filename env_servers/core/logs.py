@@ -1,7 +1,8 @@
 """Session ids are secrets: whoever holds one can play its game, so no log line shows one.
 
 uvicorn logs request targets (its access log, and WebSocket handshakes) with their query
-string, where ``/ws?session_id=…`` carries the id; ``Redactor`` masks it in every record of
+string, where ``/ws?session_id=…`` carries the id, and ``DELETE /sessions/{id}`` carries it
+in the path; ``Redactor`` masks it in every record of
 the loggers it is installed on, our own included.
 """
 
@@ -10,7 +11,8 @@ from __future__ import annotations
 import logging
 import re
 
-SECRET_QUERY = re.compile(r"((?:session_id|token)=)[^&\s\"']+", re.IGNORECASE)
+SECRET = re.compile(r"((?:session_id|token)=|/sessions/)[^&/?\s\"']+", re.IGNORECASE)
+"""A query's ``session_id=`` or ``token=`` value, and the id in ``DELETE /sessions/{id}``."""
 MASK = "…"
 LOGGERS = (
     "uvicorn",
@@ -23,20 +25,18 @@ LOGGERS = (
 
 
 def redact(text: str) -> str:
-    """``text`` with the values of ``session_id=`` and ``token=`` masked."""
-    return SECRET_QUERY.sub(r"\1" + MASK, text)
+    """``text`` with the values of ``session_id=`` and ``token=``, and session paths, masked."""
+    return SECRET.sub(r"\1" + MASK, text)
 
 
 class Redactor(logging.Filter):
     """Masks secrets in a record's message and arguments; never drops a record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.msg, str) and "=" in record.msg:
+        if isinstance(record.msg, str):
             record.msg = redact(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(
-                redact(arg) if isinstance(arg, str) and "=" in arg else arg for arg in record.args
-            )
+            record.args = tuple(redact(arg) if isinstance(arg, str) else arg for arg in record.args)
         return True
 
 
