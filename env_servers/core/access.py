@@ -114,7 +114,7 @@ class Gate:
             or (path.startswith(OPEN_PREFIX) and not websocket)
         ):
             return None, None
-        token = bearer(header("authorization")) or cookie(header("cookie"), AUTH_COOKIE)
+        token = presented(header)
         owner = self.owner(token)
         if owner is None:
             given = "a wrong token" if token else "no token"
@@ -142,6 +142,11 @@ class Gate:
             length = header("content-length")
             return header("transfer-encoding") is None and (length is None or length == "0")
         return content_type.split(";", 1)[0].strip().lower() in JSON_MEDIA_TYPES
+
+
+def presented(header: Header) -> str | None:
+    """The token a request shows: ``Authorization: Bearer``, else the page's cookie."""
+    return bearer(header("authorization")) or cookie(header("cookie"), AUTH_COOKIE)
 
 
 def bearer(authorization: str | None) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from env_servers.core.access import AUTH_COOKIE, LOGIN_PATH, Gate
+from env_servers.core.access import AUTH_COOKIE, LOGIN_PATH, Gate, presented
 from env_servers.core.spec import GameSpec
 
 GENERIC_VIEW = "env_servers.core:web"
@@ -133,6 +133,13 @@ def mount_web(app: FastAPI, env_name: str, description: str, gate: Gate) -> None
     """Add ``/``, ``/web``, ``/web/``, ``/web/{name}`` and ``POST /web/login``. The game's
     declaration is read from ``app.state.spec`` at each request (None: the generic view,
     with no tools)."""
+
+    @app.get("/web/access", include_in_schema=False)
+    async def web_access(request: Request) -> dict[str, bool]:
+        """Whether the page must ask for a token: one is required and it holds no good one."""
+        token = presented(request.headers.get)
+        granted = not gate.auth_required or gate.owner(token) is not None
+        return {"required": gate.auth_required, "granted": granted}
 
     @app.post(LOGIN_PATH, include_in_schema=False)
     async def web_login(request: Request) -> Response:

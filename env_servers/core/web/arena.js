@@ -68,8 +68,9 @@ function askToken() {
 /** Resolves once the page may use the server: at once where it needs no token or the
  * cookie holds a good one, else after the player typed one in. */
 export async function ensureAccess() {
-  const reply = await fetch("../metadata");
-  if (reply.status === 401) await askToken();
+  const reply = await fetch("access");
+  if (!reply.ok) throw new Error(`access: HTTP ${reply.status}`);
+  if (!(await reply.json()).granted) await askToken();
 }
 
 /** What the page knows of its game: name, tools, reset and action schemas. Asks for the
