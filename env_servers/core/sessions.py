@@ -115,7 +115,7 @@ class SessionManager:
         session.owner = owner
         self.sessions[session.id] = session
         self.counters.sessions_opened += 1
-        self.metrics.opened.inc()
+        self.metrics.opened += 1
         return session
 
     def get(self, session_id: str | None, owner: str | None = None) -> Session:
@@ -197,7 +197,7 @@ class SessionManager:
         observation = self._run(env.reset, options)
         session.started, session.done, session.agent = True, observation.done, None
         self.counters.resets += 1
-        self.metrics.resets.inc()
+        self.metrics.resets += 1
         return observation
 
     def step(self, session: Session, action_data: Any) -> Observation:
@@ -258,7 +258,7 @@ class SessionManager:
         for session in expired:
             self.close(session)
         self.counters.sessions_expired += len(expired)
-        self.metrics.reaped.inc(len(expired))
+        self.metrics.reaped += len(expired)
         return len(expired)
 
     async def reap_forever(self) -> None:
