@@ -94,7 +94,7 @@ class Gate:
     ) -> tuple[str | None, Refusal | None]:
         """``(owner, None)`` for a request that may go on, ``(None, refusal)`` otherwise."""
         origin = header("origin")
-        if origin is not None and not self.origin_allowed(origin, header("host")):
+        if origin is not None and not self.origin_allowed(origin, header):
             return None, Refusal(
                 403,
                 ErrorCode.ACCESS_DENIED,
@@ -126,13 +126,18 @@ class Gate:
             )
         return owner, None
 
-    def origin_allowed(self, origin: str, host: str | None) -> bool:
-        """The server's own origin (same host and port as ``Host``), or one listed."""
+    def origin_allowed(self, origin: str, header: Header) -> bool:
+        """The server's own origin (the host and port of ``Host``, or of ``X-Forwarded-Host``
+        behind a proxy that rewrites ``Host``), or one listed. A page elsewhere cannot forge
+        either header: browsers send ``Host`` themselves, and a custom header on a
+        cross-site request needs a CORS preflight this server never grants."""
         if origin in self.origins:
             return True
-        if host is None or origin == "null":
+        if origin == "null":
             return False
-        return urlsplit(origin).netloc.lower() == host.lower()
+        netloc = urlsplit(origin).netloc.lower()
+        hosts = (header("host"), header("x-forwarded-host"))
+        return any(host is not None and netloc == host.lower() for host in hosts)
 
     @staticmethod
     def json_body(header: Header) -> bool:

@@ -21,7 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from env_servers.core import wire
-from env_servers.core.access import OWNER, Gate, asgi_header
+from env_servers.core.access import OWNER, Gate, Refusal, asgi_header
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
 from env_servers.core.errors import EnvServerError, InvalidRequest
@@ -107,11 +107,10 @@ def _owner(request: Request) -> str | None:
     return owner
 
 
-async def _refuse(
-    scope: Any, receive: Any, send: Any, status: int, body: bytes, headers: Any
-) -> None:
-    """Answer a refused request (``access.Refusal``) with its status, over HTTP or in place
-    of a WebSocket handshake (ASGI's ``websocket.http.response``; a bare 403 without it)."""
+async def _refuse(scope: Any, receive: Any, send: Any, refusal: Refusal) -> None:
+    """Answer a refused request with its status, over HTTP or in place of a WebSocket
+    handshake (ASGI's ``websocket.http.response``; a bare 403 where the server lacks it)."""
+    status, body, headers = refusal.status, refusal.body(), refusal.headers()
     if scope["type"] == "http":
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
@@ -144,7 +143,7 @@ class GameApp(FastAPI):
                 websocket=kind == "websocket",
             )
             if denied is not None:
-                await _refuse(scope, receive, send, denied.status, denied.body(), denied.headers())
+                await _refuse(scope, receive, send, denied)
                 return
             scope[OWNER] = owner
         if scope["type"] == "websocket" and scope["path"] == "/ws":

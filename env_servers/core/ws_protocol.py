@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import ClassVar
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -66,9 +67,7 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             return
         self.inline = True
         self.request = event
-        owner, denied = self.gate.check(
-            "GET", path, lambda name: event.headers.get(name), websocket=True
-        )
+        owner, denied = self.gate.check("GET", path, _first_header(event), websocket=True)
         if denied is not None:
             self.response = self.conn.reject(denied.status, denied.message)
         else:
@@ -219,6 +218,11 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
         if self.session is not None:
             self.manager.detach(self.session, self)
             self.session = None
+
+
+def _first_header(event: Request) -> Callable[[str], str | None]:
+    """A handshake's header by name, the first of repeated ones (as ``access.asgi_header``)."""
+    return lambda name: next(iter(event.headers.get_all(name)), None)
 
 
 def _frame_header(data: bytes) -> tuple[bool, int, int] | None:
