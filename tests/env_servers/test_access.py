@@ -169,8 +169,9 @@ def test_cross_site_requests_are_refused(websocket: str) -> None:
         assert refused_status(server.ws_url.replace("/ws", "/mcp"), origin=EVIL) == 403
         with connect(server.ws_url, origin=server.url) as ws:  # type: ignore[arg-type]
             assert send(ws, {"type": "reset", "data": {}})["type"] == "observation"
-        repeated = [("Origin", EVIL), ("Origin", server.url)]  # the first one counts
-        assert refused_status(server.ws_url, additional_headers=repeated) == 403
+        # repeated: refused (uvicorn's own handshake refuses it first under ASGI), never a crash
+        repeated = [("Origin", EVIL), ("Origin", server.url)]
+        assert refused_status(server.ws_url, additional_headers=repeated) in (400, 403)
 
 
 def test_an_allowed_origin_may_call(guarded: LiveServer) -> None:
