@@ -70,6 +70,7 @@ class GameAgent:
     """The game's declaration, found in the registry by ``_game`` (or set by
     ``make_env_factory``)."""
     _url: ClassVar[str | None] = None
+    _auth_token: ClassVar[str | None] = None
     _transport: ClassVar[str] = "websocket"
     _reset_defaults: ClassVar[dict[str, Any]] = {}
     _mode: ClassVar[str] = "tools"
@@ -236,6 +237,8 @@ class GameAgent:
                         f"No server for {type(self).__name__}: set {variable} or use "
                         "make_env_factory(url=...)."
                     )
-                self._client = client_type.from_url(url, transport=self._transport)
+                self._client = client_type.from_url(
+                    url, transport=self._transport, auth_token=self._auth_token
+                )
             self._finalizer = weakref.finalize(self, _release, self._client)
         return self._client

@@ -28,7 +28,7 @@ from clients.async_transports import (
     AsyncTransport,
     AsyncWebSocketTransport,
 )
-from clients.errors import ClientError, ConnectError
+from clients.errors import NEEDS_TOKEN, AccessError, ClientError, ConnectError
 from clients.protocol import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RETRIES,
@@ -37,6 +37,7 @@ from clients.protocol import (
 )
 from clients.transports import HTTPTransport, InProcessTransport, Transport, WebSocketTransport
 from env_servers.core.models import Action, Observation, State
+from env_servers.core.protocol import AUTH_TOKEN_ENV, ErrorCode
 
 ActionT = TypeVar("ActionT", bound=Action)
 ObservationT = TypeVar("ObservationT", bound=Observation)
@@ -63,6 +64,8 @@ def fetch_extensions(base_url: str, headers: dict[str, str], timeout: float) -> 
         )
     except httpx.TransportError as error:
         raise ConnectError(f"Cannot reach {base_url}: {error}. Is the server running?") from None
+    if response.status_code == 401:
+        raise AccessError(ErrorCode.ACCESS_DENIED, NEEDS_TOKEN)
     if response.status_code != 200:
         return frozenset()
     protocol = response.json().get("protocol")
@@ -74,6 +77,17 @@ def space_url(space_id: str) -> str:
     if space_id.count("/") != 1:
         raise ValueError(f"A Space id looks like 'user/name', got {space_id!r}.")
     return "https://" + re.sub(r"[^a-z0-9]+", "-", space_id.lower()).strip("-") + ".hf.space"
+
+
+def with_token(headers: dict[str, str] | None, auth_token: str | None) -> dict[str, str]:
+    """``headers`` with ``Authorization: Bearer <auth_token>`` (default: the environment's
+    ``ARENAGYM_AUTH_TOKEN``), which replaces any other ``Authorization``."""
+    headers = dict(headers or {})
+    token = auth_token if auth_token is not None else os.environ.get(AUTH_TOKEN_ENV)
+    if token:
+        headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
 
 
 def _saved_hf_token() -> str | None:
@@ -111,13 +125,16 @@ class _BaseClient(Generic[ActionT, ObservationT, StateT]):
         *,
         transport: TransportName | str = "websocket",
         headers: dict[str, str] | None = None,
+        auth_token: str | None = None,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         message_timeout: float = DEFAULT_MESSAGE_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
     ) -> Self:
         """A client for the server at ``url`` (``http://host:port``), over ``transport``
-        ``websocket`` (the default) or ``http``."""
-        headers = dict(headers or {})
+        ``websocket`` (the default) or ``http``. ``auth_token`` (default:
+        ``ARENAGYM_AUTH_TOKEN``) is sent as ``Authorization: Bearer …`` to a server started
+        with ``--auth-token``."""
+        headers = with_token(headers, auth_token)
         extensions = fetch_extensions(url, headers, connect_timeout)
         options = ConnectionOptions(
             extensions, headers, connect_timeout, message_timeout, max_retries
@@ -137,7 +154,8 @@ class _BaseClient(Generic[ActionT, ObservationT, StateT]):
     def from_space(cls, space_id: str, *, token: str | None = None, **options: Any) -> Self:
         """A client for a game deployed as the Hugging Face Space ``user/name``. The token
         (default: ``HF_TOKEN``, else the one ``huggingface-cli login`` saved) is sent for
-        private Spaces."""
+        private Spaces; a public Space started with an auth token takes ``auth_token=`` (or
+        ``ARENAGYM_AUTH_TOKEN``) instead, in the same header."""
         token = token or os.environ.get("HF_TOKEN") or _saved_hf_token()
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         return cls.from_url(space_url(space_id), headers=headers, **options)

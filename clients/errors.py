@@ -13,6 +13,7 @@ Every error a client raises is a ``ClientError``::
         ├── SessionError          SESSION_ERROR: unknown or expired session, step before
         │                         reset or after the episode ended
         ├── CapacityError         CAPACITY_REACHED
+        ├── AccessError           ACCESS_DENIED: the server needs a token (a wrong or no one)
         └── ExecutionError        EXECUTION_ERROR, FACTORY_ERROR
 
 An illegal *move* is not an exception: it comes back in the observation (``invalid_move``).
@@ -71,6 +72,16 @@ class ExecutionError(ServerError):
     pass
 
 
+class AccessError(ServerError):
+    pass
+
+
+NEEDS_TOKEN = (
+    "The server requires a token and refused this one (or none was given): pass "
+    "auth_token=… or set ARENAGYM_AUTH_TOKEN to the token it was started with."
+)
+
+
 _BY_CODE: dict[str, type[ServerError]] = {
     ErrorCode.INVALID_JSON: InvalidRequestError,
     ErrorCode.UNKNOWN_TYPE: InvalidRequestError,
@@ -79,6 +90,7 @@ _BY_CODE: dict[str, type[ServerError]] = {
     ErrorCode.CAPACITY_REACHED: CapacityError,
     ErrorCode.EXECUTION_ERROR: ExecutionError,
     ErrorCode.FACTORY_ERROR: ExecutionError,
+    ErrorCode.ACCESS_DENIED: AccessError,
 }
 
 

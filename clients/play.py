@@ -24,11 +24,12 @@ from pydantic import ValidationError
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from clients.base import EnvClient
+from clients.base import EnvClient, with_token
 from clients.commands import GameCommands, option, parse_reset, reset_option
-from clients.errors import ClientError, ConnectError
+from clients.errors import AccessError, ClientError, ConnectError
 from clients.local_server import ServerStartError
 from clients.local_server import local_server as serve_locally
+from env_servers.core.protocol import AUTH_TOKEN_ENV
 from env_servers.core.spec import GameSpec, load_attribute
 
 QUIT_WORDS = frozenset({":q", ":quit", ":exit"})
@@ -182,6 +183,7 @@ def run(
     transport: TransportChoice,
     reset: dict[str, Any],
     seed: int | None,
+    auth_token: str | None = None,
 ) -> None:
     """The command's body: exits 0 when the player quits, 1 on a server or connection
     problem (one line on stderr saying what to do), 130 when interrupted outside a prompt."""
@@ -193,7 +195,7 @@ def run(
     try:
         with contextlib.ExitStack() as stack:
             base_url = url or stack.enter_context(local_server(spec.name, console))
-            client = _connect(spec, base_url, transport)
+            client = _connect(spec, base_url, transport, auth_token)
             stack.callback(_close_quietly, client)
             play_episodes(client, ui, console, reset, seed)
     except Quit:
@@ -216,6 +218,12 @@ def run(
     except WrongGame as error:
         errors.print(f"[red]{error}[/]")
         raise SystemExit(2) from None
+    except AccessError:
+        errors.print(
+            f"[red]{base_url} requires a token[/]: pass --auth-token, or set "
+            f"{AUTH_TOKEN_ENV}, to the one the server was started with."
+        )
+        raise SystemExit(1) from None
     except ClientError as error:
         errors.print(f"[red]The {spec.name} server failed:[/] {error}")
         raise SystemExit(1) from None
@@ -223,22 +231,26 @@ def run(
         _restore_signals(previous)
 
 
-def _connect(spec: GameSpec, url: str, transport: TransportChoice) -> EnvClient[Any, Any, Any]:
-    _check_game(spec, url.rstrip("/"))
-    return spec.client.from_url(url.rstrip("/"), transport=transport.value)
+def _connect(
+    spec: GameSpec, url: str, transport: TransportChoice, auth_token: str | None
+) -> EnvClient[Any, Any, Any]:
+    headers = with_token(None, auth_token)
+    _check_game(spec, url.rstrip("/"), headers)
+    return spec.client.from_url(url.rstrip("/"), transport=transport.value, headers=headers)
 
 
 class WrongGame(ClientError):
     """The server plays another registered game than the one asked for."""
 
 
-def _check_game(spec: GameSpec, url: str) -> None:
+def _check_game(spec: GameSpec, url: str, headers: dict[str, str]) -> None:
     """Refuse a server of another registered game, by the name in its ``/metadata`` (a server
     that does not say is given the benefit of the doubt)."""
     from env_servers.core.registry import game_names
 
     try:
-        served = httpx.get(f"{url}/metadata", timeout=10, trust_env=False).json().get("name")
+        served = httpx.get(f"{url}/metadata", headers=headers, timeout=10, trust_env=False)
+        served = served.json().get("name")
     except (httpx.HTTPError, ValueError, AttributeError):
         return  # unreachable or not ours: the client's own connection says what is wrong
     if served != spec.name and served in game_names():
@@ -336,6 +348,11 @@ def game_command(spec: GameSpec) -> click.Command:
             "websocket",
             "WebSocket or stateful HTTP sessions.",
         ),
+        click.Option(
+            ["--auth-token"],
+            envvar=AUTH_TOKEN_ENV,
+            help=f"The token of a server started with one (env {AUTH_TOKEN_ENV}).",
+        ),
         *_reset_options(spec, ui),
         reset_option(),
     ]
@@ -345,13 +362,21 @@ def game_command(spec: GameSpec) -> click.Command:
         seed: int | None,
         transport: str,
         reset_pairs: Sequence[str],
+        auth_token: str | None,
         split: str | None = None,
         **options: Any,
     ) -> None:
         given = {k: v for k, v in options.items() if v not in (None, False)}
         reset = {**({"split": split} if split else {}), **ui.defaults, **given}
         reset |= parse_reset(reset_pairs)
-        run(spec, url=url, transport=TransportChoice(transport), reset=reset, seed=seed)
+        run(
+            spec,
+            url=url,
+            transport=TransportChoice(transport),
+            reset=reset,
+            seed=seed,
+            auth_token=auth_token,
+        )
 
     return click.Command(
         spec.name, params=params, callback=callback, help=spec.description, no_args_is_help=False

@@ -19,6 +19,8 @@ import orjson
 from websockets.exceptions import InvalidStatus
 
 from clients.errors import (
+    NEEDS_TOKEN,
+    AccessError,
     CapacityError,
     ClientError,
     ConnectError,
@@ -132,7 +134,9 @@ class WebSocketSession:
             return f"{self.url}?session_id={quote(self.session_id or '')}"
         return self.url
 
-    def connect_failed(self, error: Exception) -> ConnectError:
+    def connect_failed(self, error: Exception) -> ClientError:
+        if isinstance(error, InvalidStatus) and error.response.status_code == 401:
+            return AccessError(ErrorCode.ACCESS_DENIED, NEEDS_TOKEN)
         detail = f"HTTP {error.response.status_code}" if isinstance(error, InvalidStatus) else error
         return ConnectError(f"Cannot open {self.url}: {detail}")
 

@@ -30,6 +30,7 @@ def make_env_factory(
     game: str | GameSpec,
     *,
     url: str | None = None,
+    auth_token: str | None = None,
     transport: str = "websocket",
     mode: Mode | None = None,
     server_reward: bool = False,
@@ -38,7 +39,8 @@ def make_env_factory(
     """A configured agent class to pass as ``environment_factory`` (or, one per game, as a
     ``dict`` of them).
 
-    ``url`` defaults to ``ARENAGYM_<GAME>_URL``; ``transport`` is ``websocket`` (default),
+    ``url`` defaults to ``ARENAGYM_<GAME>_URL`` and ``auth_token`` (the server's
+    ``--auth-token``) to ``ARENAGYM_AUTH_TOKEN``; ``transport`` is ``websocket`` (default),
     ``http`` or ``inprocess`` (the game in this process, no server); ``mode`` is ``tools``
     (the default, where the game has tools) or ``answer``; ``reset_defaults`` apply to every episode unless
     the dataset row sets them (e.g. ``split="eval"``, ``hard_mode=True``).
@@ -58,6 +60,7 @@ def make_env_factory(
     attributes: dict[str, Any] = {
         "_spec": spec,
         "_url": url,
+        "_auth_token": auth_token,
         "_transport": transport,
         "_reset_defaults": dict(reset_defaults),
         "_mode": mode,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any
 
 import click
@@ -16,6 +17,7 @@ import typer
 
 from clients.local_server import port_in_use
 from env_servers.core import config as defaults
+from env_servers.core.protocol import AUTH_TOKEN_ENV
 
 SUBCOMMANDS: dict[str, tuple[str, str, str | None]] = {
     # name: (module:attribute of a Typer app or click command, one-line help, extra it needs)
@@ -214,6 +216,30 @@ def serve(
             "a uvicorn it is not tested on) or asgi (the app's endpoint).",
         ),
     ] = WsChoice.inline,
+    auth_token: Annotated[
+        list[str] | None,
+        typer.Option(
+            envvar=AUTH_TOKEN_ENV,
+            help="Require this bearer token on every route but /health (repeat for several "
+            "tokens; a session answers only the token that opened it). Prefer the environment "
+            "variable or --auth-token-file: a flag shows in the process list.",
+        ),
+    ] = None,
+    auth_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="ARENAGYM_AUTH_TOKEN_FILE",
+            help="Read tokens from this file, one per line (blank lines and # comments skipped).",
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            envvar="ARENAGYM_ALLOWED_ORIGINS",
+            help="A web page origin (https://host[:port]) allowed to call this server besides "
+            "its own pages; repeat for several.",
+        ),
+    ] = None,
     list_games: Annotated[
         bool, typer.Option("--list", help="List the registered games and exit.")
     ] = False,
@@ -243,8 +269,10 @@ def serve(
             fragment_timeout=fragment_timeout,
             idle_timeout=session_ttl if idle_timeout is None else idle_timeout,
             ws=ws.value,
+            auth_tokens=(*(auth_token or ()), *read_tokens(auth_token_file)),
+            allowed_origins=tuple(allowed_origin or ()),
         )
-    except (UnknownGame, ValueError) as error:
+    except (UnknownGame, ValueError, OSError) as error:
         raise click.UsageError(str(error)) from None
     if (taken := port_in_use(host, port)) is not None:
         raise click.UsageError(
@@ -254,6 +282,20 @@ def serve(
     from env_servers.core.server import serve as run_server
 
     run_server(env_type, settings)
+
+
+def read_tokens(path: Path | None) -> tuple[str, ...]:
+    """The tokens in ``path``, one a line; an unreadable or empty file is an error."""
+    if path is None:
+        return ()
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as error:
+        raise ValueError(f"cannot read --auth-token-file {path}: {error.strerror}") from None
+    tokens = tuple(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+    if not tokens:
+        raise ValueError(f"--auth-token-file {path} holds no token: write one per line")
+    return tokens
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -2,7 +2,9 @@
 
 Staging is ``space.stage``; uploading is three ``huggingface_hub.HfApi`` calls: create the
 Space repo (Docker SDK) if it is missing, upload the folder, set the secrets. A secret given
-with ``--secret`` becomes a Space secret and is never written to the folder nor printed.
+with ``--secret`` becomes a Space secret and is never written to the folder nor printed; so
+does ``--auth-token``, as ``ARENAGYM_AUTH_TOKEN``, which the server in the Space then
+requires of every client.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Annotated, Any
 import click
 import typer
 
+from env_servers.core.protocol import AUTH_TOKEN_ENV
 from env_servers.space import StagingError, stage
 
 
@@ -105,6 +108,15 @@ def push(
         list[str] | None,
         typer.Option("--secret", help="A Space secret KEY=VALUE (repeatable); never written."),
     ] = None,
+    auth_token: Annotated[
+        str | None,
+        typer.Option(
+            "--auth-token",
+            envvar=AUTH_TOKEN_ENV,
+            help=f"The token the Space's server will require, set as its secret {AUTH_TOKEN_ENV} "
+            f"(default: {AUTH_TOKEN_ENV}); never written to the upload.",
+        ),
+    ] = None,
     wheel: Annotated[
         list[Path] | None,
         typer.Option("--wheel", help="Wheels to install instead of building them from source."),
@@ -122,6 +134,8 @@ def push(
     except (UnknownGame, ValueError) as error:
         raise click.ClickException(str(error)) from None
     secrets = parse_secrets(secret or [])
+    if auth_token:
+        secrets[AUTH_TOKEN_ENV] = auth_token
     client = spec.client.__name__
     try:
         if dry_run is not None:
@@ -140,4 +154,7 @@ def push(
         raise click.ClickException(str(error)) from None
     typer.echo(f"Pushed {game} to {page} (secrets set: {', '.join(secrets) or 'none'}).")
     typer.echo(f"Server: {url} (building; it serves once the Space is running).")
-    typer.echo(f'Use it: {client}.from_space("{space}")  # from clients import {client}')
+    with_token = f", auth_token=os.environ['{AUTH_TOKEN_ENV}']" if auth_token else ""
+    typer.echo(
+        f'Use it: {client}.from_space("{space}"{with_token})  # from clients import {client}'
+    )

@@ -289,7 +289,9 @@ tags:
 
 It speaks OpenEnv's protocol (`openenv` 0.10 and `openenv-core` 0.3): WebSocket `/ws`,
 stateful HTTP (`/reset`, `/step`, `/state`), MCP at `/mcp`, and `/health`, `/metadata`,
-`/schema`, `/docs`.
+`/schema`, `/docs`, Prometheus `/metrics`, and a page to play it by hand at `/web/`. Where the
+Space has the secret `ARENAGYM_AUTH_TOKEN`, every route but `/health` requires it as
+`Authorization: Bearer …` (the page asks for it).
 
 ## How to play
 
@@ -318,7 +320,7 @@ The server is at `{url}`. With arenagym:
 from clients import {client}
 
 with {client}.from_space("{space_id}") as env:   # a private Space: HF_TOKEN or token=…
-    result = env.reset(seed=7)
+    result = env.reset(seed=7)                       # a token: ARENAGYM_AUTH_TOKEN or auth_token=…
 ```
 
 With OpenEnv's own MCP client (`pip install openenv`):

@@ -13,6 +13,8 @@ from env_servers.core.config import WEBSOCKET_MODES, ServerSettings, WebSocketMo
 from env_servers.core.registry import load_environment
 from env_servers.core.server import DrainingServer, build_config
 
+JSON_TYPE = {"content-type": "application/json"}
+"""A raw body's header: servers refuse POST bodies that are not JSON."""
 WEBSOCKET_IMPLEMENTATIONS = WEBSOCKET_MODES
 """How ``/ws`` is served: ``inline`` as ``arenagym serve`` does (``ws_protocol``), ``asgi``
 by the app's ``WebSocketEndpoint`` as under any other ASGI server."""

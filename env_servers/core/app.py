@@ -5,7 +5,8 @@ extensions in ``protocol.EXTENSIONS``; ``arenagym serve`` answers its frames inl
 protocol (``ws_protocol.py``), any other ASGI server through this app. HTTP is stateful:
 ``POST /reset`` opens a session whose id the other routes take, so a person can play with
 curl. ``POST /mcp`` and the ``/mcp`` WebSocket speak MCP's JSON-RPC (``mcp.py``) over the
-same sessions.
+same sessions. Every request passes ``access.Gate`` first (token, origin, JSON bodies), and
+``GET /metrics`` serves Prometheus metrics (``metrics.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from fastapi.responses import Response
 from starlette.requests import ClientDisconnect
 
 from env_servers.core import wire
+from env_servers.core.access import OWNER, Gate, Refusal, asgi_header
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
 from env_servers.core.errors import EnvServerError, InvalidRequest
@@ -32,6 +34,7 @@ from env_servers.core.mcp import (
     RpcError,
     error_reply,
 )
+from env_servers.core.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from env_servers.core.protocol import (
     EXTENSIONS,
     PROTOCOL_NAME,
@@ -120,14 +123,50 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 JSON-RPC errors in the same envelope), so clients and schema fuzzers know every status."""
 
 
+def _owner(request: Request) -> str | None:
+    owner: str | None = request.scope.get(OWNER)
+    return owner
+
+
+async def _refuse(scope: Any, receive: Any, send: Any, refusal: Refusal) -> None:
+    """Answer a refused request with its status, over HTTP or in place of a WebSocket
+    handshake (ASGI's ``websocket.http.response``; a bare 403 where the server lacks it)."""
+    status, body, headers = refusal.status, refusal.body(), refusal.headers()
+    if scope["type"] == "http":
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        return
+    if (await receive())["type"] != "websocket.connect":
+        return
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await send({"type": "websocket.http.response.start", "status": status, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
 class GameApp(FastAPI):
     """FastAPI, except that ``/ws`` frames skip the middleware stack: every send and receive
-    of a game step would otherwise pass through its wrappers."""
+    of a game step would otherwise pass through its wrappers. Every request passes the
+    ``gate`` first, which leaves its owner in the scope."""
 
     websocket_endpoint: WebSocketEndpoint
     mcp_websocket_endpoint: MCPWebSocketEndpoint
+    gate: Gate
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        kind = scope["type"]
+        if kind == "http" or kind == "websocket":
+            owner, denied = self.gate.check(
+                scope.get("method", "GET"),
+                scope["path"],
+                asgi_header(scope["headers"]),
+                websocket=kind == "websocket",
+            )
+            if denied is not None:
+                await _refuse(scope, receive, send, denied)
+                return
+            scope[OWNER] = owner
         if scope["type"] == "websocket" and scope["path"] == "/ws":
             await self.websocket_endpoint(scope, receive, send)
         elif scope["type"] == "websocket" and scope["path"] == "/mcp":
@@ -156,6 +195,7 @@ def create_app(
     environment's name), which the page at ``/web/`` and the MCP tools are built from."""
     settings = settings or ServerSettings()
     manager = SessionManager(env_type, settings)
+    gate = Gate(settings)
     spec = spec or _registered_spec(env_type.name)
     mcp = MCPHandler(manager, spec)
     schemas = wire.schemas(env_type)
@@ -178,6 +218,7 @@ def create_app(
         "max_sessions": settings.max_sessions,
         "session_ttl": settings.session_ttl,
         "max_message_bytes": settings.max_message_bytes,
+        "auth": "bearer" if gate.auth_required else None,
     }
 
     @contextlib.asynccontextmanager
@@ -197,6 +238,8 @@ def create_app(
         lifespan=lifespan,
         responses=ERROR_RESPONSES,
     )
+    app.gate = gate
+    app.state.gate = gate
     app.state.sessions = manager
     app.state.mcp = mcp
     app.state.settings = settings
@@ -204,7 +247,7 @@ def create_app(
 
     @app.exception_handler(EnvServerError)
     async def _on_error(request: Request, error: EnvServerError) -> Response:
-        manager.counters.errors += 1
+        manager.count_error(error.code.value)
         return _error_response(error)
 
     reset_example = {"seed": 7}
@@ -219,7 +262,8 @@ def create_app(
         session_id = _session_id(request, body)
         if isinstance(body, dict):
             body = {k: v for k, v in body.items() if k != "session_id"}
-        session = manager.get(session_id) if session_id else manager.open()
+        owner = _owner(request)
+        session = manager.get(session_id, owner) if session_id else manager.open(owner)
         try:
             observation = manager.reset(session, body)
         except EnvServerError:
@@ -232,7 +276,7 @@ def create_app(
     async def step(request: Request) -> Response:
         """Apply ``action`` (the game's action fields) in the session ``session_id``."""
         body = await _read_json(request, settings.max_message_bytes)
-        session = manager.get(_session_id(request, body))
+        session = manager.get(_session_id(request, body), _owner(request))
         if not isinstance(body, dict) or "action" not in body:
             raise InvalidRequest('The body must be {"session_id": …, "action": {…}}.')
         observation = manager.step(session, body["action"])
@@ -241,13 +285,13 @@ def create_app(
     @app.get("/state")
     async def state(request: Request, session_id: str | None = None) -> Response:
         """Bookkeeping of the session's episode; hidden information stays hidden."""
-        session = manager.get(session_id or request.headers.get(SESSION_HEADER))
+        session = manager.get(session_id or request.headers.get(SESSION_HEADER), _owner(request))
         return _json(wire.model_json(manager.state(session)))
 
     @app.delete("/sessions/{session_id}")
-    async def delete_session(session_id: str) -> Response:
-        """Close a session and free its slot."""
-        manager.close(manager.get(session_id))
+    async def delete_session(request: Request, session_id: str) -> Response:
+        """Close a session, and its socket if one holds it, and free its slot."""
+        manager.close(manager.get(session_id, _owner(request)))
         return _json(b'{"closed":true}')
 
     @app.get("/health")
@@ -265,6 +309,12 @@ def create_app(
             "sessions_opened": counters.sessions_opened,
             "sessions_expired": counters.sessions_expired,
         }
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        """Prometheus metrics: sessions, steps, errors by code, step latency, solve and
+        invalid-move counts. Needs the token when the server has one."""
+        return Response(manager.metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
     @app.get("/metadata")
     async def get_metadata() -> dict[str, Any]:
@@ -289,12 +339,12 @@ def create_app(
         except EnvServerError as error:
             refusal = error_reply(None, RpcError(INVALID_REQUEST, error.message))
             return _json(orjson.dumps(refusal), error.status)
-        answer = mcp.answer_raw(body)
+        answer = mcp.answer_raw(body, None, _owner(request))
         if answer is None:  # a notification
             return Response(status_code=202)
         return _json(orjson.dumps(answer))
 
-    mount_web(app, env_type.name, env_type.description)
+    mount_web(app, env_type.name, env_type.description, gate)
 
     app.websocket_endpoint = WebSocketEndpoint(manager)
     app.mcp_websocket_endpoint = MCPWebSocketEndpoint(mcp)

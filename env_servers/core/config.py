@@ -6,6 +6,7 @@ from the environment at import time.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +26,9 @@ DEFAULT_MAX_MESSAGE_RATE = 1000.0
 DEFAULT_FIRST_FRAME_TIMEOUT = 60.0
 DEFAULT_FRAGMENT_TIMEOUT = 10.0
 DEFAULT_IDLE_TIMEOUT = DEFAULT_SESSION_TTL
+MIN_TOKEN_LENGTH = 16
+"""Shorter tokens could be guessed; ``secrets.token_urlsafe()`` makes 43 characters."""
+ORIGIN = re.compile(r"https?://[^/\s?#]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,12 @@ class ServerSettings:
     """How ``/ws`` is served: ``inline`` answers frames inside uvicorn's WebSocket protocol
     (the fast path; it falls back to ``asgi``, with a warning, on a uvicorn or websockets it
     is not tested on); ``asgi`` through the app's endpoint, as under any other ASGI server."""
+    auth_tokens: tuple[str, ...] = ()
+    """Bearer tokens accepted; when any is set, every route but ``/health`` (and the play
+    page's static files) needs one, and a session answers only the token that opened it."""
+    allowed_origins: tuple[str, ...] = ()
+    """Browser origins (``https://host[:port]``) allowed besides the server's own; a request
+    or WebSocket handshake carrying any other ``Origin`` is refused."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
@@ -92,5 +102,18 @@ class ServerSettings:
             raise ValueError(
                 f"max_message_rate must be 0 (no limit) or positive, got {self.max_message_rate}"
             )
+        if any(
+            len(token) < MIN_TOKEN_LENGTH or token != token.strip() for token in self.auth_tokens
+        ):
+            raise ValueError(
+                f"auth tokens must be at least {MIN_TOKEN_LENGTH} characters without surrounding "
+                "spaces; make one with: python -c 'import secrets; print(secrets.token_urlsafe())'"
+            )
+        for origin in self.allowed_origins:
+            if origin != "null" and not ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"allowed origin {origin!r} is not scheme://host[:port] (no path, no "
+                    "trailing slash), e.g. https://example.org"
+                )
         if self.ws not in WEBSOCKET_MODES:
             raise ValueError(f"ws must be one of {', '.join(WEBSOCKET_MODES)}, got {self.ws!r}")

@@ -11,6 +11,7 @@ bug and is reported as ``EXECUTION_ERROR`` without taking the server down::
     ├── InvalidRequest         VALIDATION_ERROR  422 (413 when too large)
     ├── EpisodeStateError      SESSION_ERROR     409  step before reset / after done
     ├── UnknownSession         SESSION_ERROR     404
+    ├── SessionTaken           SESSION_ERROR     409  another live socket holds it
     ├── CapacityReached        CAPACITY_REACHED  503
     ├── EnvironmentFailed      EXECUTION_ERROR   400 (a game rejected the request) / 500
     └── FactoryFailed          FACTORY_ERROR     500
@@ -68,6 +69,11 @@ class EpisodeStateError(EnvServerError):
 class UnknownSession(EnvServerError):
     code = ErrorCode.SESSION_ERROR
     status = 404
+
+
+class SessionTaken(EnvServerError):
+    code = ErrorCode.SESSION_ERROR
+    status = 409
 
 
 class CapacityReached(EnvServerError):

@@ -27,6 +27,7 @@ import orjson
 from pydantic import ValidationError
 
 from env_servers.core import wire
+from env_servers.core.access import OWNER
 from env_servers.core.errors import EnvServerError, InvalidRequest
 from env_servers.core.mcp_tools import RESERVED_TOOL_NAMES, GameTool, game_tools
 from env_servers.core.protocol import WS_CLOSE_RATE, WS_CLOSE_TRY_LATER
@@ -110,10 +111,10 @@ class MCPHandler:
         self.spec = spec
         self.tools: dict[str, GameTool] = game_tools(spec) if spec is not None else {}
         self.listing = [tool.listing() for tool in self.tools.values()]
-        self._methods: dict[str, Callable[[dict[str, Any], Session | None], Any]] = {
+        self._methods: dict[str, Callable[[dict[str, Any], Session | None, str | None], Any]] = {
             "initialize": self._initialize,
-            "ping": lambda params, bound: {},
-            "tools/list": lambda params, bound: {"tools": self.listing},
+            "ping": lambda params, bound, owner: {},
+            "tools/list": lambda params, bound, owner: {"tools": self.listing},
             "tools/call": self._call_tool,
             SESSION_CREATE: self._create,
             SESSION_CLOSE: self._close,
@@ -122,16 +123,21 @@ class MCPHandler:
 
     # -- dispatch ------------------------------------------------------------------------
 
-    def answer_raw(self, raw: bytes | str, bound: Session | None = None) -> dict[str, Any] | None:
+    def answer_raw(
+        self, raw: bytes | str, bound: Session | None = None, owner: str | None = None
+    ) -> dict[str, Any] | None:
         """One message as received; None for a notification (nothing to answer)."""
         try:
             message = wire.loads(raw)
         except EnvServerError as error:
             return error_reply(None, RpcError(PARSE_ERROR, f"Parse error: {error.message}"))
-        return self.answer(message, bound)
+        return self.answer(message, bound, owner)
 
-    def answer(self, message: Any, bound: Session | None = None) -> dict[str, Any] | None:
-        """One parsed message. ``bound`` is the session of a ``/mcp`` WebSocket, if any."""
+    def answer(
+        self, message: Any, bound: Session | None = None, owner: str | None = None
+    ) -> dict[str, Any] | None:
+        """One parsed message. ``bound`` is the session of a ``/mcp`` WebSocket, if any;
+        ``owner`` the caller's token digest, the only one whose sessions it may touch."""
         request_id = message.get("id") if isinstance(message, dict) else None
         if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
             request_id = None
@@ -145,13 +151,13 @@ class MCPHandler:
                     METHOD_NOT_FOUND,
                     f"Method not found: {method}. This server answers: {', '.join(METHODS)}.",
                 )
-            result = handler(params, bound)
+            result = handler(params, bound, owner)
         except RpcError as error:
-            self.manager.counters.errors += 1
+            self.manager.count_error(f"jsonrpc:{error.code}")
             return error_reply(request_id, error)
         except Exception as error:  # a bug: report it, keep serving
             logger.exception("MCP method failed")
-            self.manager.counters.errors += 1
+            self.manager.count_error(f"jsonrpc:{INTERNAL_ERROR}")
             return error_reply(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {error}"))
         return reply(request_id, result)
 
@@ -179,7 +185,9 @@ class MCPHandler:
 
     # -- methods -------------------------------------------------------------------------
 
-    def _initialize(self, params: dict[str, Any], bound: Session | None) -> dict[str, Any]:
+    def _initialize(
+        self, params: dict[str, Any], bound: Session | None, owner: str | None
+    ) -> dict[str, Any]:
         env_type = self.manager.env_type
         return {
             "protocolVersion": MCP_PROTOCOL_VERSION,
@@ -188,8 +196,12 @@ class MCPHandler:
             "instructions": self.spec.instruction if self.spec is not None else "",
         }
 
-    def _session(self, params: dict[str, Any], bound: Session | None, method: str) -> Session:
-        """The session a call is about: the socket's own, or ``params.session_id``."""
+    def _session(
+        self, params: dict[str, Any], bound: Session | None, owner: str | None, method: str
+    ) -> Session:
+        """The session a call is about: the socket's own, or ``params.session_id`` of the
+        caller's (a session a ``/ws`` socket holds included: OpenEnv's MCP client resets
+        over ``/ws`` and calls tools over HTTP)."""
         session_id = params.get("session_id")
         if bound is not None and session_id in (None, bound.id):
             self.manager.get(bound.id)  # counts as activity
@@ -200,17 +212,20 @@ class MCPHandler:
                 f"Invalid params - {method} needs 'session_id': create a session with "
                 f"{SESSION_CREATE} (or POST /reset) and pass its id.",
             )
-        session = self.manager.sessions.get(session_id)
-        if session is None:
-            raise RpcError(INVALID_PARAMS, "Unknown session_id: it was closed or expired.")
-        self.manager.get(session_id)
-        return session
+        try:
+            return self.manager.get(session_id, owner)
+        except EnvServerError:
+            raise RpcError(
+                INVALID_PARAMS, "Unknown session_id: it was closed or expired."
+            ) from None
 
-    def _create(self, params: dict[str, Any], bound: Session | None) -> dict[str, Any]:
+    def _create(
+        self, params: dict[str, Any], bound: Session | None, owner: str | None
+    ) -> dict[str, Any]:
         if bound is not None:
             return {"session_id": bound.id}
         try:
-            session = self.manager.open()
+            session = self.manager.open(owner)
         except EnvServerError as error:
             raise RpcError(
                 SERVER_ERROR,
@@ -223,7 +238,9 @@ class MCPHandler:
             ) from None
         return {"session_id": session.id}
 
-    def _close(self, params: dict[str, Any], bound: Session | None) -> dict[str, Any]:
+    def _close(
+        self, params: dict[str, Any], bound: Session | None, owner: str | None
+    ) -> dict[str, Any]:
         session_id = params.get("session_id")
         if not isinstance(session_id, str) or not session_id:
             raise RpcError(INVALID_PARAMS, "Invalid params - 'session_id' is required")
@@ -232,21 +249,21 @@ class MCPHandler:
                 INVALID_REQUEST,
                 "Cannot close active WebSocket-managed session via MCP method: close the socket.",
             )
-        session = self.manager.sessions.get(session_id)
-        if session is None:
-            raise RpcError(INVALID_PARAMS, "Unknown session_id: it was closed or expired.")
+        session = self._session(params, None, owner, SESSION_CLOSE)
         self.manager.close(session)  # the socket that held it ends with it
         return {"session_id": session_id, "closed": True}
 
-    def _reset(self, params: dict[str, Any], bound: Session | None) -> dict[str, Any]:
+    def _reset(
+        self, params: dict[str, Any], bound: Session | None, owner: str | None
+    ) -> dict[str, Any]:
         """Start an episode: in the socket's session, in ``params.session_id``, or, with
         neither, in a new session whose id comes back (as ``POST /reset`` does)."""
         fields = {k: v for k, v in params.items() if k != "session_id"}
         fresh = bound is None and not params.get("session_id")
         session = (
-            self.manager.sessions[self._create({}, None)["session_id"]]
+            self.manager.sessions[self._create({}, None, owner)["session_id"]]
             if fresh
-            else self._session(params, bound, RESET)
+            else self._session(params, bound, owner, RESET)
         )
         try:
             observation = self.manager.reset(session, fields)
@@ -274,7 +291,9 @@ class MCPHandler:
             session.agent = self.spec.agent._playing(SessionStepper(self.manager, session))
         return session.agent
 
-    def _call_tool(self, params: dict[str, Any], bound: Session | None) -> dict[str, Any]:
+    def _call_tool(
+        self, params: dict[str, Any], bound: Session | None, owner: str | None
+    ) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments") or {}
         if not isinstance(name, str) or not name:
             raise RpcError(INVALID_PARAMS, "Missing 'name' in params")
@@ -296,7 +315,7 @@ class MCPHandler:
         except ValidationError as error:
             message = InvalidRequest.from_validation(f"arguments of {name}", error).message
             raise RpcError(INVALID_PARAMS, message) from None
-        session = self._session(params, bound, "tools/call")
+        session = self._session(params, bound, owner, "tools/call")
         if not session.started:
             return tool_result(NO_EPISODE, done=False, is_error=True)
         if session.done:
@@ -328,9 +347,9 @@ class MCPWebSocketEndpoint:
         socket = Socket(send)
         manager = self.handler.manager
         try:
-            session = manager.open()
+            session = manager.open(scope.get(OWNER))
         except EnvServerError as error:
-            manager.counters.errors += 1
+            manager.count_error(error.code.value)
             refusal = RpcError(SERVER_ERROR, error.message, {"code": error.code.value})
             await socket.send(orjson.dumps(error_reply(None, refusal)))
             await socket.close(WS_CLOSE_TRY_LATER, error.code)
@@ -353,7 +372,7 @@ class MCPWebSocketEndpoint:
                         None, RpcError(INVALID_REQUEST, f"Message larger than {limit} bytes.")
                     )
                 else:
-                    answer = self.handler.answer_raw(raw, session)
+                    answer = self.handler.answer_raw(raw, session, session.owner)
                 if socket.closed:
                     return
                 if answer is not None:
@@ -362,4 +381,5 @@ class MCPWebSocketEndpoint:
             return
         finally:
             if session.socket is socket:
+                session.socket = None  # gone already: nothing to close
                 manager.close(session)

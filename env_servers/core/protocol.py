@@ -43,13 +43,16 @@ EXTENSIONS: tuple[str, ...] = (
 )
 
 SESSION_HEADER = "X-Session-Id"
+AUTH_TOKEN_ENV = "ARENAGYM_AUTH_TOKEN"
+"""The environment variable holding the token a server requires and its clients send."""
 
 WS_CLOSE_GOING_AWAY = 1001
 """Close code sent to every socket when the server drains on SIGTERM."""
 WS_CLOSE_SESSION_GONE = 4404
 """Close code after a re-attach names a session that no longer exists."""
-WS_CLOSE_REPLACED = 4409
-"""Close code sent to a socket whose session was re-attached by another socket."""
+WS_CLOSE_SESSION_TAKEN = 4409
+"""Close code refusing a socket that names a session another live socket holds: a session
+is never taken over (as OpenEnv refuses a second attachment)."""
 WS_CLOSE_TRY_LATER = 1013
 """Close code after ``CAPACITY_REACHED`` at connect (RFC 6455's "try again later")."""
 WS_CLOSE_NO_FIRST_FRAME = 4400
@@ -75,3 +78,5 @@ class ErrorCode(StrEnum):
     CAPACITY_REACHED = "CAPACITY_REACHED"
     FACTORY_ERROR = "FACTORY_ERROR"
     SESSION_ERROR = "SESSION_ERROR"
+    ACCESS_DENIED = "ACCESS_DENIED"
+    """Ours: no token or a wrong one (HTTP 401), or a web page from another site (403)."""

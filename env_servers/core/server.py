@@ -22,10 +22,12 @@ from typing import Any
 import uvicorn
 from uvicorn.config import WS_PROTOCOLS
 
+from env_servers.core.access import Gate
 from env_servers.core.app import create_app
 from env_servers.core.config import ServerSettings
 from env_servers.core.environment import Environment
 from env_servers.core.http_protocol import bounded_http_protocol
+from env_servers.core.logs import install_redactor
 from env_servers.core.sessions import SessionManager
 from env_servers.core.ws import close_all_sockets
 
@@ -87,7 +89,7 @@ def _release(version: str) -> tuple[int, ...]:
 
 
 def websocket_protocol(
-    settings: ServerSettings, manager: SessionManager
+    settings: ServerSettings, manager: SessionManager, gate: Gate
 ) -> tuple[type[asyncio.Protocol] | str, str | None]:
     """uvicorn's ``ws=`` for ``settings.ws``, and why ``inline`` fell back to ASGI, if it did."""
     reason = None
@@ -99,7 +101,7 @@ def websocket_protocol(
             except ImportError as error:
                 reason = f"importing it failed ({error})"
             else:
-                return inline_protocol(manager), None
+                return inline_protocol(manager, gate), None
     return ASGI_WS if ASGI_WS in WS_PROTOCOLS else ASGI_WS_BEFORE_0_35, reason
 
 
@@ -108,7 +110,7 @@ def build_config(
 ) -> uvicorn.Config:
     """uvicorn's config for serving ``env_type``; says once if ``/ws`` fell back to ASGI."""
     app = create_app(env_type, settings)
-    ws, fallback = websocket_protocol(settings, app.state.sessions)
+    ws, fallback = websocket_protocol(settings, app.state.sessions, app.state.gate)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -121,6 +123,7 @@ def build_config(
         timeout_graceful_shutdown=math.ceil(settings.drain_timeout),  # uvicorn types it int
         access_log=settings.log_level in ("debug", "trace"),
     )
+    install_redactor()  # after uvicorn configured its loggers: their lines show no session id
     if fallback is not None:  # logged once uvicorn's logging is set up, in its format
         logger.warning("Serving /ws through ASGI, not inline: %s.", fallback)
     return config

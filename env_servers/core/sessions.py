@@ -9,6 +9,10 @@ minutes between episodes, so that is no shorter than the TTL, and its session th
 a resume). The number of sessions is bounded by ``max_sessions``, and closing a session
 closes its socket, so a socket never plays on without a slot.
 
+A session id is a secret: whoever holds it can play the game, so it is never logged, a
+second socket cannot take a session over from the live one that holds it, and with auth on a
+session answers only the token (its ``owner``) that opened it.
+
 Game steps take microseconds, so everything here runs on the event loop: no locks, no thread
 per session. Requests arrive as already-parsed JSON values and are validated here, so both
 transports report the same errors.
@@ -35,8 +39,10 @@ from env_servers.core.errors import (
     EpisodeStateError,
     FactoryFailed,
     InvalidRequest,
+    SessionTaken,
     UnknownSession,
 )
+from env_servers.core.metrics import Metrics
 from env_servers.core.models import Observation, State
 from env_servers.core.protocol import WS_CLOSE_IDLE, WS_CLOSE_NO_FIRST_FRAME, WS_CLOSE_SESSION_GONE
 
@@ -64,12 +70,13 @@ class Session:
     tokens: float = float("inf")
     refilled: float = 0.0
     """The bound socket's message allowance (a token bucket, full when a socket binds)."""
+    owner: str | None = None
+    """Digest of the token that opened it (``access.owner_of``); None with auth off."""
 
-    def bind(self, socket: Any, now: float) -> Any:
-        """Bind ``socket``, with a fresh allowance; returns the socket it replaced."""
-        previous, self.socket = self.socket, socket
+    def bind(self, socket: Any, now: float) -> None:
+        """Bind ``socket``, with a fresh allowance."""
+        self.socket = socket
         self.spoke, self.tokens, self.last_seen = False, float("inf"), now
-        return previous
 
 
 @dataclass(slots=True)
@@ -93,14 +100,20 @@ class SessionManager:
     sessions: dict[str, Session] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
     draining: bool = False
+    metrics: Metrics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(self.env_type.name, lambda: len(self.sessions))
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def open(self) -> Session:
-        """A new session, or ``CapacityReached`` when ``max_sessions`` are open."""
+    def open(self, owner: str | None = None) -> Session:
+        """A new session of ``owner``, or ``CapacityReached`` when ``max_sessions`` are open."""
         if self.draining:
+            self.metrics.refused("draining")
             raise CapacityReached("The server is shutting down; connect to another instance.")
         if len(self.sessions) >= self.settings.max_sessions:
+            self.metrics.refused("capacity")
             raise CapacityReached(
                 f"All {self.settings.max_sessions} sessions are in use. Close finished sessions "
                 "(DELETE /sessions/{id} or a 'close' frame), retry later, or start the server "
@@ -112,13 +125,18 @@ class SessionManager:
             logger.exception("creating a %s environment failed", self.env_type.name)
             raise FactoryFailed(f"Could not create a {self.env_type.name} game: {error}") from None
         session = Session(id=secrets.token_urlsafe(16), env=env, last_seen=self.clock())
+        session.owner = owner
         self.sessions[session.id] = session
         self.counters.sessions_opened += 1
+        self.metrics.opened += 1
         return session
 
-    def get(self, session_id: str | None) -> Session:
-        """The live session with this id; ``UnknownSession`` says how to get one."""
+    def get(self, session_id: str | None, owner: str | None = None) -> Session:
+        """The live session with this id, if ``owner`` opened it; ``UnknownSession`` (the same
+        for another owner's session, so ids cannot be probed) says how to get one."""
         session = self.sessions.get(session_id) if session_id else None
+        if session is not None and session.owner != owner:
+            session = None
         if session is None:
             if not session_id:
                 raise UnknownSession(
@@ -126,7 +144,7 @@ class SessionManager:
                     "(in the body or the X-Session-Id header)."
                 )
             raise UnknownSession(
-                f"Unknown session '{session_id}': it was closed or expired after "
+                "Unknown session: it was closed or expired after "
                 f"{self.settings.session_ttl:g} s without requests. Reset to start a new one."
             )
         session.last_seen = self.clock()
@@ -141,12 +159,20 @@ class SessionManager:
             try:
                 session.env.close()
             except Exception:
-                logger.exception("closing session %s failed", session.id)
+                logger.exception("closing a %s session failed", self.env_type.name)
 
-    def attach(self, session_id: str, socket: Any) -> tuple[Session, Any]:
-        """Bind a socket to an existing session; returns it and the socket it replaced."""
-        session = self.get(session_id)
-        return session, session.bind(socket, self.clock())
+    def attach(self, session_id: str, socket: Any, owner: str | None = None) -> Session:
+        """Bind a socket to an existing session whose socket dropped. A session another live
+        socket holds is refused (``SessionTaken``): an id in the wrong hands takes nothing."""
+        session = self.get(session_id, owner)
+        if session.socket is not None:
+            self.metrics.refused("taken")
+            raise SessionTaken(
+                "This session is held by another open connection. Close that one first; a "
+                "dropped connection frees it at once (or after missed pings), then re-attach."
+            )
+        session.bind(socket, self.clock())
+        return session
 
     def detach(self, session: Session, socket: Any) -> None:
         """The socket is gone. A session with an episode worth resuming waits for the TTL;
@@ -198,6 +224,7 @@ class SessionManager:
         observation = self._run(env.reset, options)
         session.started, session.done, session.agent = True, observation.done, None
         self.counters.resets += 1
+        self.metrics.resets += 1
         return observation
 
     def step(self, session: Session, action_data: Any) -> Observation:
@@ -214,7 +241,9 @@ class SessionManager:
             action = env.action_type.model_validate(action_data)
         except ValidationError as error:
             raise InvalidRequest.from_validation("action", error) from None
+        started = time.perf_counter()
         observation = self._run(env.step, action)
+        self.metrics.stepped(observation, time.perf_counter() - started)
         session.done = observation.done
         self.counters.steps += 1
         return observation
@@ -234,6 +263,12 @@ class SessionManager:
             raise
         except Exception as error:
             raise self._failure(error) from None
+
+    def count_error(self, code: str) -> None:
+        """An error answered to a client (an ``ErrorCode``, or MCP's ``jsonrpc:<code>``):
+        counted for ``/health`` and ``/metrics``."""
+        self.counters.errors += 1
+        self.metrics.error(code)
 
     def _failure(self, error: Exception) -> EnvironmentFailed:
         if isinstance(error, ValueError):
@@ -262,6 +297,7 @@ class SessionManager:
         for session in expired:
             self.close(session)
         self.counters.sessions_expired += len(expired)
+        self.metrics.reaped += len(expired)
         return len(expired)
 
     async def reap_forever(self) -> None:
@@ -286,3 +322,4 @@ def close_soon(socket: Any, code: int, reason: str) -> None:
 
 
 _PENDING: set[asyncio.Task[None]] = set()
+"""Tasks of ``close_soon`` still running: held so they are not collected mid-way."""

@@ -9,8 +9,10 @@ session per browser tab.
 Every URL in the page is relative, so it works at a Space's root and under a reverse proxy
 that mounts the server at a prefix; only the redirect from ``/`` needs the prefix, taken from
 ``X-Forwarded-Prefix`` or the ASGI ``root_path``. Reset fields may come in the page's link
-(``/web/?seed=7``). Where a server requires a token, the page passes on the one it was given
-(``?token=`` in its link) in the socket's query string: ``authToken()`` in ``arena.js``.
+(``/web/?seed=7``). Where a server requires a token, the page asks for it and posts it to
+``/web/login``, which sets it as an HttpOnly, SameSite=Strict cookie that the socket's
+handshake then carries: a browser cannot put a header on a WebSocket, and a token in a URL
+would land in logs and history (``ensureAccess()`` in ``arena.js``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
+from env_servers.core.access import AUTH_COOKIE, LOGIN_PATH, Gate, presented
 from env_servers.core.spec import GameSpec
 
 GENERIC_VIEW = "env_servers.core:web"
@@ -126,9 +129,51 @@ def _file_response(folders: list[Traversable], name: str) -> Response:
     )
 
 
-def mount_web(app: FastAPI, env_name: str, description: str) -> None:
-    """Add ``/``, ``/web``, ``/web/`` and ``/web/{name}``. The game's declaration is read
-    from ``app.state.spec`` at each request (None: the generic view, with no tools)."""
+def mount_web(app: FastAPI, env_name: str, description: str, gate: Gate) -> None:
+    """Add ``/``, ``/web``, ``/web/``, ``/web/{name}`` and ``POST /web/login``. The game's
+    declaration is read from ``app.state.spec`` at each request (None: the generic view,
+    with no tools)."""
+
+    @app.get("/web/access", include_in_schema=False)
+    async def web_access(request: Request) -> dict[str, bool]:
+        """Whether the page must ask for a token: one is required and it holds no good one."""
+        token = presented(request.headers.get)
+        granted = not gate.auth_required or gate.owner(token) is not None
+        return {"required": gate.auth_required, "granted": granted}
+
+    @app.post(LOGIN_PATH, include_in_schema=False)
+    async def web_login(request: Request) -> Response:
+        """The page's token, checked and kept in a cookie only this server reads."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        token = body.get("token") if isinstance(body, dict) else None
+        if not gate.auth_required:
+            return Response(status_code=204)
+        if not isinstance(token, str) or gate.owner(token) is None:
+            return JSONResponse(
+                {
+                    "error": {
+                        "code": "ACCESS_DENIED",
+                        "message": "Wrong token: ask whoever runs this server for it.",
+                    }
+                },
+                status_code=401,
+            )
+        response = Response(status_code=204)
+        secure = (
+            request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
+        )
+        response.set_cookie(
+            AUTH_COOKIE,
+            token,
+            path=(prefix_of(request) or "") + "/",
+            httponly=True,
+            samesite="strict",
+            secure=secure,
+        )
+        return response
 
     def spec_of(request: Request) -> GameSpec | None:
         spec: GameSpec | None = getattr(request.app.state, "spec", None)

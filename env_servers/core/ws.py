@@ -15,12 +15,18 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from env_servers.core import wire
-from env_servers.core.errors import EnvServerError, InvalidRequest, UnknownMessageType
+from env_servers.core.access import OWNER
+from env_servers.core.errors import (
+    EnvServerError,
+    InvalidRequest,
+    SessionTaken,
+    UnknownMessageType,
+)
 from env_servers.core.protocol import (
     WS_CLOSE_GOING_AWAY,
     WS_CLOSE_RATE,
-    WS_CLOSE_REPLACED,
     WS_CLOSE_SESSION_GONE,
+    WS_CLOSE_SESSION_TAKEN,
     WS_CLOSE_TRY_LATER,
 )
 from env_servers.core.sessions import Session, SessionManager
@@ -65,15 +71,13 @@ class WebSocketEndpoint:
         manager = self.manager
         resume = resume_id(scope.get("query_string", b""))
         try:
-            session, previous = bind(manager, socket, resume)
+            session = bind(manager, socket, resume, scope.get(OWNER))
         except EnvServerError as error:
             frame, code = refusal(manager, error, resume)
             with contextlib.suppress(Exception):
                 await socket.send(frame)
             await socket.close(code, error.code)
             return
-        if previous is not None:
-            await previous.close(WS_CLOSE_REPLACED, "re-attached elsewhere")
         try:
             await self._serve(session, socket, receive)
         finally:
@@ -87,8 +91,10 @@ class WebSocketEndpoint:
         send = socket.send
         while True:
             message = await receive()
-            if message["type"] != "websocket.receive" or session.socket is not socket:
-                return  # websocket.disconnect, or the session was closed or taken over
+            if message["type"] != "websocket.receive":
+                return  # websocket.disconnect
+            if session.socket is not socket:
+                return  # the session was closed (DELETE, MCP): the socket is being closed
             if not manager.admit(session):
                 await socket.close(WS_CLOSE_RATE, RATE_REASON)
                 return
@@ -114,20 +120,24 @@ def resume_id(query_string: bytes) -> str:
     return parse_qs(query_string.decode()).get("session_id", [""])[0]
 
 
-def bind(manager: SessionManager, socket: Any, resume: str) -> tuple[Session, Any]:
-    """Bind a new socket to a new session, or to session ``resume``; returns the session and
-    the socket it replaced (to be closed with ``WS_CLOSE_REPLACED``)."""
+def bind(manager: SessionManager, socket: Any, resume: str, owner: str | None) -> Session:
+    """Bind a new socket to a new session of ``owner``, or to ``owner``'s session ``resume``
+    if no live socket holds it."""
     if resume:
-        return manager.attach(resume, socket)
-    session = manager.open()
+        return manager.attach(resume, socket, owner)
+    session = manager.open(owner)
     session.bind(socket, manager.clock())
-    return session, None
+    return session
 
 
 def refusal(manager: SessionManager, error: EnvServerError, resume: str) -> tuple[bytes, int]:
     """The error frame and close code for a socket that ``bind`` refused."""
-    manager.counters.errors += 1
-    return wire.error_frame(error), WS_CLOSE_SESSION_GONE if resume else WS_CLOSE_TRY_LATER
+    manager.count_error(error.code.value)
+    if isinstance(error, SessionTaken):
+        code = WS_CLOSE_SESSION_TAKEN
+    else:
+        code = WS_CLOSE_SESSION_GONE if resume else WS_CLOSE_TRY_LATER
+    return wire.error_frame(error), code
 
 
 def answer(manager: SessionManager, session: Session, raw: str | bytes, limit: int) -> bytes | None:
@@ -167,7 +177,7 @@ def answer(manager: SessionManager, session: Session, raw: str | bytes, limit: i
             f"Unknown message type {kind!r}. Use one of: reset, step, state, close."
         )
     except EnvServerError as error:
-        manager.counters.errors += 1
+        manager.count_error(error.code.value)
         return wire.error_frame(error, request_id)
 
 

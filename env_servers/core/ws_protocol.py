@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from collections.abc import Callable
 from typing import ClassVar
 
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -33,8 +34,9 @@ from websockets.frames import apply_mask
 from websockets.http11 import Request
 from websockets.protocol import State
 
+from env_servers.core.access import Gate
 from env_servers.core.errors import EnvServerError
-from env_servers.core.protocol import WS_CLOSE_FRAGMENT_TIMEOUT, WS_CLOSE_RATE, WS_CLOSE_REPLACED
+from env_servers.core.protocol import WS_CLOSE_FRAGMENT_TIMEOUT, WS_CLOSE_RATE
 from env_servers.core.sessions import Session, SessionManager
 from env_servers.core.ws import RATE_REASON, answer, bind, refusal, resume_id
 
@@ -49,6 +51,7 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
     draining and re-attaching close it like any other socket."""
 
     manager: ClassVar[SessionManager]
+    gate: ClassVar[Gate]
     inline = False
     """Whether this connection is ours (``/ws``) rather than the ASGI app's."""
     session: Session | None = None
@@ -69,9 +72,13 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             return
         self.inline = True
         self.request = event
-        self.response = self.conn.accept(event)
+        owner, denied = self.gate.check("GET", path, _first_header(event), websocket=True)
+        if denied is not None:
+            self.response = self.conn.reject(denied.status, denied.message)
+        else:
+            self.response = self.conn.accept(event)
         self.handshake_initiated = self.handshake_complete = True
-        if self.response.status_code != 101:  # not a valid WebSocket handshake
+        if self.response.status_code != 101:  # refused, or not a valid WebSocket handshake
             self.close_sent = True
             self.conn.send_response(self.response)
             self.transport.write(b"".join(self.conn.data_to_send()))
@@ -84,7 +91,7 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
         )
         if logger.isEnabledFor(logging.INFO):
             client = f"{self.client[0]}:{self.client[1]}" if self.client else "-"
-            logger.info('%s - "WebSocket %s" [accepted]', client, event.path)
+            logger.info('%s - "WebSocket %s" [accepted]', client, path)  # no session id
         self.conn.send_response(self.response)
         self.transport.write(b"".join(self.conn.data_to_send()))
         self.start_keepalive()
@@ -92,18 +99,11 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
         manager = self.manager
         resume = resume_id(query.encode())
         try:
-            self.session, previous = bind(manager, self, resume)
+            self.session = bind(manager, self, resume, owner)
         except EnvServerError as error:
             frame, code = refusal(manager, error, resume)
             self._write(frame)
             self._close(code, error.code)
-            return
-        if isinstance(previous, InlineWebSocketProtocol):
-            previous._close(WS_CLOSE_REPLACED, "re-attached elsewhere")
-        elif previous is not None:
-            task = self.loop.create_task(previous.close(WS_CLOSE_REPLACED, "re-attached elsewhere"))
-            self.tasks.add(task)  # uvicorn's set of tasks: held until done, awaited at shutdown
-            task.add_done_callback(self.tasks.discard)
 
     def data_received(self, data: bytes) -> None:
         if self._backlog:
@@ -209,7 +209,7 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
         self.close_timer = self.loop.call_later(self.close_timeout, self.transport.abort)
 
     async def close(self, code: int, reason: str = "") -> None:
-        """Close from the server's side: draining (1001) or a re-attach elsewhere (4409)."""
+        """Close from the server's side: draining (1001) or its session closed (1000)."""
         self._close(code, reason)
 
     def keepalive_timeout(self) -> None:
@@ -245,6 +245,11 @@ class InlineWebSocketProtocol(WebSocketsSansIOProtocol):
             self.session = None
 
 
+def _first_header(event: Request) -> Callable[[str], str | None]:
+    """A handshake's header by name, the first of repeated ones (as ``access.asgi_header``)."""
+    return lambda name: next(iter(event.headers.get_all(name)), None)
+
+
 def _frame_header(data: bytes) -> tuple[bool, int, int] | None:
     """For the frame ``data`` starts with: whether it is an unfragmented, masked text or
     binary frame with a 7- or 16-bit length, where its mask starts and where it ends;
@@ -278,6 +283,9 @@ def text_frame_header(size: int) -> bytes:
     return b"\x81\x7f" + size.to_bytes(8)
 
 
-def inline_protocol(manager: SessionManager) -> type[InlineWebSocketProtocol]:
-    """The protocol class to give uvicorn (``ws=``) for an app serving ``manager``."""
-    return type("InlineWebSocketProtocol", (InlineWebSocketProtocol,), {"manager": manager})
+def inline_protocol(manager: SessionManager, gate: Gate) -> type[InlineWebSocketProtocol]:
+    """The protocol class to give uvicorn (``ws=``) for an app serving ``manager``, whose
+    handshakes ``gate`` checks."""
+    return type(
+        "InlineWebSocketProtocol", (InlineWebSocketProtocol,), {"manager": manager, "gate": gate}
+    )

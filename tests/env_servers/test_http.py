@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.live import LiveServer, live_server
+from tests.live import JSON_TYPE, LiveServer, live_server
 
 
 @pytest.fixture
@@ -91,7 +91,7 @@ def test_invalid_action(http: httpx.Client, action: Any) -> None:
 
 
 def test_body_too_large(http: httpx.Client) -> None:
-    response = http.post("/reset", content=b"{" + b" " * 200_000 + b"}")
+    response = http.post("/reset", content=b"{" + b" " * 200_000 + b"}", headers=JSON_TYPE)
     assert response.status_code == 413 and error_of(response)["code"] == "VALIDATION_ERROR"
 
 

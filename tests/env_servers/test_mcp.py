@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 from env_servers.core.config import WebSocketMode
 from env_servers.core.mcp_tools import parse_docstring
 from env_servers.core.registry import game_names, load_spec
-from tests.live import WEBSOCKET_IMPLEMENTATIONS, LiveServer, live_server
+from tests.live import JSON_TYPE, WEBSOCKET_IMPLEMENTATIONS, LiveServer, live_server
 
 
 class Rpc:
@@ -99,7 +99,7 @@ def test_reset_without_a_session_opens_one(rpc: Rpc) -> None:
 
 def test_errors_follow_json_rpc(rpc: Rpc, wordle_server: LiveServer) -> None:
     http = rpc.http
-    assert http.post("/mcp", content=b"{oops").json()["error"]["code"] == -32700
+    assert http.post("/mcp", content=b"{oops", headers=JSON_TYPE).json()["error"]["code"] == -32700
     for body in ({}, [], {"jsonrpc": "1.0", "method": "ping"}, {"jsonrpc": "2.0", "method": 3}):
         answer = http.post("/mcp", json=body)
         assert answer.status_code == 200 and answer.json()["error"]["code"] == -32600, body
@@ -121,7 +121,9 @@ def test_errors_follow_json_rpc(rpc: Rpc, wordle_server: LiveServer) -> None:
         assert rpc.error("tools/call", **params)["code"] == -32602, params
     not_started = rpc("tools/call", name="guess", arguments={"word": "crane"}, session_id=session)
     assert not_started["isError"] is True and "reset it first" in not_started["data"]
-    too_big = http.post("/mcp", content=b" " * (wordle_server.config.ws_max_size + 1))
+    too_big = http.post(
+        "/mcp", content=b" " * (wordle_server.config.ws_max_size + 1), headers=JSON_TYPE
+    )
     assert too_big.status_code == 413 and too_big.json()["error"]["code"] == -32600
     rpc("openenv/session/close", session_id=session)
 

@@ -174,11 +174,14 @@ def test_push_makes_the_exact_hub_calls(fake_hub: tuple[FakeHub, str], staged: P
     env.update(HF_ENDPOINT=endpoint, HF_HUB_DISABLE_TELEMETRY="1", NO_PROXY="127.0.0.1")
     env.pop("HF_HUB_OFFLINE", None)
     args = ["push", "wordle", "--space", SPACE, "--private", "--token", TOKEN]
-    args += ["--hardware", "cpu-upgrade", "--secret", f"ARENAGYM_AUTH_TOKEN={SECRET}"]
+    args += ["--hardware", "cpu-upgrade", "--auth-token", SECRET, "--secret", "OTHER=x"]
     result = arenagym(*args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert SECRET not in result.stdout + result.stderr and TOKEN not in result.stdout
-    assert 'WordleClient.from_space("alice/wordle-arena")' in result.stdout
+    assert (
+        "WordleClient.from_space(\"alice/wordle-arena\", auth_token=os.environ['ARENAGYM_AUTH_TOKEN'])"
+        in result.stdout
+    )
 
     unexpected = [call["path"] for call in hub.calls if "unexpected" in json.dumps(call)]
     assert not unexpected
@@ -211,6 +214,7 @@ def test_push_makes_the_exact_hub_calls(fake_hub: tuple[FakeHub, str], staged: P
     assert SECRET.encode() not in uploaded and TOKEN.encode() not in uploaded
     secrets = [call for call in hub.calls if call["path"].endswith("/secrets")]
     assert [json.loads(call["body"]) for call in secrets] == [
-        {"key": "ARENAGYM_AUTH_TOKEN", "value": SECRET}
+        {"key": "OTHER", "value": "x"},
+        {"key": "ARENAGYM_AUTH_TOKEN", "value": SECRET},
     ]
     assert [call["path"] for call in hub.calls].index(create["path"]) == 0

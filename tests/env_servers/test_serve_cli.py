@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -177,3 +178,38 @@ def test_every_command_takes_dash_h() -> None:
     for name in ("", *SUBCOMMANDS):
         result = subprocess.run([*ARENAGYM, *name.split(), "-h"], capture_output=True, text=True)
         assert result.returncode == 0 and "Usage" in result.stdout, (name, result.stderr)
+
+
+def test_tokens_come_from_a_file_and_origins_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = "first-token-of-the-file-0123456789", "second-token-of-the-file-0123456789"
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"# one a line\n{first}\n\n{second}\n")
+    origins = "https://a.example https://b.example"
+    monkeypatch.setenv("ARENAGYM_ALLOWED_ORIGINS", origins)
+    monkeypatch.delenv("ARENAGYM_AUTH_TOKEN", raising=False)
+    with serving("--auth-token-file", str(tokens)) as (url, _):
+        assert httpx.get(f"{url}/health").status_code == 200
+        assert httpx.get(f"{url}/metadata").status_code == 401
+        for token in (first, second):
+            bearer = {"Authorization": f"Bearer {token}"}
+            for origin in origins.split():
+                headers = {**bearer, "Origin": origin}
+                assert httpx.get(f"{url}/metadata", headers=headers).status_code == 200
+            evil = {**bearer, "Origin": "https://c.example"}
+            assert httpx.get(f"{url}/metadata", headers=evil).status_code == 403
+
+
+def test_a_weak_token_or_a_missing_file_is_refused() -> None:
+    cases = [
+        (["--auth-token", "short"], "at least 16 characters"),
+        (["--auth-token-file", "/nonexistent/tokens"], "cannot read --auth-token-file"),
+        (["--allowed-origin", "example.org"], "is not scheme://host[:port]"),
+    ]
+    for flags, message in cases:
+        result = subprocess.run(
+            [*ARENAGYM, "serve", "wordle", *flags], capture_output=True, text=True
+        )
+        assert result.returncode == 2, (flags, result.stderr)
+        assert message in plain(result.stderr) and "Traceback" not in result.stderr

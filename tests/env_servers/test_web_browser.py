@@ -295,3 +295,42 @@ def _expect() -> Any:
     from playwright.sync_api import expect
 
     return expect
+
+
+def test_a_server_with_a_token_asks_for_it_and_keeps_it_out_of_urls(browser: Any) -> None:
+    """The page asks for the token, the server keeps it in an HttpOnly cookie, and no request
+    the page makes carries it in its URL (where logs and history would keep it)."""
+    token = "t0k3n-for-the-browser-test-0123456789"
+    with live_server("wordle", auth_tokens=(token,)) as server:
+        context = browser.new_context(viewport=PHONE)
+        context.set_default_timeout(TIMEOUT_MS)
+        tab = context.new_page()
+        requested: list[str] = []
+        tab.on("request", lambda request: requested.append(request.url))
+        tab.on("websocket", lambda socket: requested.append(socket.url))
+        tab.goto(f"{server.url}/web/?word=crane")
+        expect = _expect()
+        dialog = tab.locator("#token-dialog")
+        expect(dialog).to_be_visible()
+        screenshot(tab, "token-prompt")
+        dialog.locator("input").fill("not-the-token-0123456789")
+        dialog.locator("button").click()
+        expect(dialog.locator(".status")).to_have_text("Wrong token.")
+        dialog.locator("input").fill(token)
+        dialog.locator("button").click()
+        expect(dialog).to_have_count(0)
+        expect(tab.locator("#left")).to_have_text("6 guesses left")
+        guess(tab, "crane", accepted=False)
+        expect(tab.locator("#status")).to_contain_text("You won")
+        cookies = context.cookies()
+        assert [(c["name"], c["httpOnly"], c["sameSite"]) for c in cookies] == [
+            ("arenagym_token", True, "Strict")
+        ]
+        assert tab.evaluate("document.cookie") == ""  # out of the page's scripts' reach
+        again = context.new_page()  # a new tab of the same browser asks no more
+        again.goto(f"{server.url}/web/?word=crane")
+        expect(again.locator("#left")).to_have_text("6 guesses left")
+        assert again.locator("#token-dialog").count() == 0
+        context.close()
+    assert any("/ws" in url for url in requested), requested
+    assert not [url for url in requested if token in url], requested

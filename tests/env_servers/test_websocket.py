@@ -162,12 +162,17 @@ def test_dropped_socket_resumes_its_episode(wordle_server: LiveServer) -> None:
         assert send(again, {"type": "step", "data": {"guess": "crane"}})["data"]["reward"] == 1.0
 
 
-def test_reattach_replaces_the_old_socket(wordle_server: LiveServer) -> None:
+def test_a_live_session_cannot_be_taken_over(wordle_server: LiveServer) -> None:
+    """Whoever learns a session id cannot displace the socket that plays it (OpenEnv refuses
+    a second attachment too); the owner plays on."""
     with connect(wordle_server.ws_url) as first:
         session_id = send(first, {"type": "reset", "data": {"word": "crane"}})["data"]["session_id"]
         with connect(f"{wordle_server.ws_url}?session_id={session_id}") as second:
-            assert closed_code(first) == 4409
-            assert send(second, {"type": "step", "data": {"guess": "crane"}})["data"]["done"]
+            reply = json.loads(second.recv(timeout=5))
+            assert reply["type"] == "error" and reply["data"]["code"] == "SESSION_ERROR"
+            assert "held by another open connection" in reply["data"]["message"]
+            assert closed_code(second) == 4409
+        assert send(first, {"type": "step", "data": {"guess": "crane"}})["data"]["done"]
 
 
 def test_resume_of_an_unknown_session_says_so(wordle_server: LiveServer) -> None:

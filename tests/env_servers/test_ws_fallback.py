@@ -16,6 +16,7 @@ import pytest
 from websockets.sync.client import connect
 
 from env_servers.core import server
+from env_servers.core.access import Gate
 from env_servers.core.config import ServerSettings, WebSocketMode
 from env_servers.core.registry import load_environment
 from env_servers.core.server import INLINE_WS_TESTED, inline_ws_unsupported, websocket_protocol
@@ -37,7 +38,8 @@ def play_over_ws(live: LiveServer) -> None:
 
 def protocol_for(ws: WebSocketMode) -> tuple[object, str | None]:
     settings = ServerSettings(ws=ws)
-    return websocket_protocol(settings, SessionManager(load_environment("wordle"), settings))
+    manager = SessionManager(load_environment("wordle"), settings)
+    return websocket_protocol(settings, manager, Gate(settings))
 
 
 def test_the_installed_versions_run_inline() -> None:

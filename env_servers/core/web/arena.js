@@ -2,26 +2,81 @@
 // browser tab plays its own game. Every URL is relative to the page (…/web/), so the page
 // works at a server's root and under any prefix a reverse proxy mounts it at.
 
-/** The token this page was given (`?token=` in its URL, kept for the tab), or null. A server
- * that requires one reads it from the socket's query string. */
-export function authToken() {
-  const given = new URLSearchParams(location.search).get("token");
-  if (given) sessionStorage.setItem("arenagym-token", given);
-  return given || sessionStorage.getItem("arenagym-token");
-}
-
-/** The server's /ws, next to this page's folder, as ws:// or wss://. */
+/** The server's /ws, next to this page's folder, as ws:// or wss://. A server that requires a
+ * token reads it from the cookie `login()` set: never from the URL, which lands in logs. */
 export function socketUrl(sessionId) {
   const url = new URL("../ws", location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-  const token = authToken();
-  if (token) url.searchParams.set("token", token);
   if (sessionId) url.searchParams.set("session_id", sessionId);
   return url.href;
 }
 
-/** What the page knows of its game: name, tools, reset and action schemas. */
+/** Post the token to the server, which keeps it in an HttpOnly cookie; true if accepted. */
+async function login(token) {
+  const reply = await fetch("login", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ token }),
+  });
+  return reply.ok;
+}
+
+/** Ask for the token in a dialog until the server accepts one. */
+function askToken() {
+  return new Promise((resolve) => {
+    const dialog = document.createElement("dialog");
+    dialog.id = "token-dialog";
+    const form = document.createElement("form");
+    const label = document.createElement("label");
+    label.textContent = "This server needs a token to play.";
+    const input = document.createElement("input");
+    input.type = "password";
+    input.name = "token";
+    input.autocomplete = "current-password";
+    input.placeholder = "Token";
+    input.required = true;
+    const note = document.createElement("p");
+    note.className = "status";
+    note.setAttribute("role", "status");
+    const button = document.createElement("button");
+    button.type = "submit";
+    button.className = "primary";
+    button.textContent = "Play";
+    form.append(label, input, note, button);
+    dialog.append(form);
+    document.body.append(dialog);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      button.disabled = true;
+      const accepted = await login(input.value.trim());
+      button.disabled = false;
+      if (!accepted) {
+        note.textContent = "Wrong token.";
+        input.select();
+        return;
+      }
+      dialog.close();
+      dialog.remove();
+      resolve();
+    });
+    dialog.addEventListener("cancel", (event) => event.preventDefault());
+    dialog.showModal();
+    input.focus();
+  });
+}
+
+/** Resolves once the page may use the server: at once where it needs no token or the
+ * cookie holds a good one, else after the player typed one in. */
+export async function ensureAccess() {
+  const reply = await fetch("access");
+  if (!reply.ok) throw new Error(`access: HTTP ${reply.status}`);
+  if (!(await reply.json()).granted) await askToken();
+}
+
+/** What the page knows of its game: name, tools, reset and action schemas. Asks for the
+ * server's token first, where it needs one. */
 export async function gameInfo() {
+  await ensureAccess();
   const reply = await fetch("game.json");
   if (!reply.ok) throw new Error(`game.json: HTTP ${reply.status}`);
   return reply.json();
