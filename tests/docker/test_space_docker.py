@@ -1,5 +1,6 @@
 """The folder ``arenagym push --dry-run`` stages builds with Docker alone, and the container
-serves: a client given its URL plays over ``/ws``, HTTP and ``/mcp``, as on a Space."""
+serves: a client given its URL and the server's token plays over ``/ws``, HTTP and ``/mcp``, as
+on a public Space whose secret ``ARENAGYM_AUTH_TOKEN`` is set."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from clients import WordleClient
 from tests.docker.support import play_wordle, remove_images, require_docker, run
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
+TOKEN = "space-secret-token-0123456789"
 
 
 def free_port() -> int:
@@ -40,7 +42,7 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         run(["docker", "build", "--network", "host", "-t", tag, str(folder)], timeout=600)
         run(
             ["docker", "run", "-d", "--rm", "--name", name, "--network", "host",
-             "-e", f"ARENAGYM_PORT={port}", tag],
+             "-e", f"ARENAGYM_PORT={port}", "-e", f"ARENAGYM_AUTH_TOKEN={TOKEN}", tag],
             timeout=60,
         )  # fmt: skip
         url = f"http://127.0.0.1:{port}"
@@ -63,10 +65,14 @@ def space_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         remove_images(tag)
 
 
+def test_the_staged_space_wants_its_token(space_url: str) -> None:
+    assert httpx.post(f"{space_url}/reset", json={}, trust_env=False).status_code == 401
+    assert httpx.get(f"{space_url}/health", trust_env=False).status_code == 200
+
+
 @pytest.mark.parametrize("transport", ["websocket", "http"])
 def test_the_staged_space_plays_over_ws_and_http(space_url: str, transport: str) -> None:
-    headers = {"Authorization": "Bearer hf_token_of_a_private_space"}
-    with WordleClient.from_url(space_url, transport=transport, headers=headers) as env:  # type: ignore[arg-type]
+    with WordleClient.from_url(space_url, transport=transport, auth_token=TOKEN) as env:  # type: ignore[arg-type]
         env.reset(seed=3)
 
         def guess(word: str) -> tuple[str, bool]:
@@ -77,7 +83,8 @@ def test_the_staged_space_plays_over_ws_and_http(space_url: str, transport: str)
 
 
 def test_the_staged_space_plays_over_mcp(space_url: str) -> None:
-    with httpx.Client(base_url=space_url, trust_env=False) as http:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=space_url, headers=headers, trust_env=False) as http:
 
         def rpc(method: str, **params: object) -> dict[str, object]:
             body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
