@@ -1,0 +1,143 @@
+"""Random legal moves of the TextArena games, for ``arenagym check``'s random-play baseline.
+
+Each reads only the observation (TextArena's last board, ``board``, kept after an invalid
+move) and draws only from ``rng``. A game is here only when a move read off its observation
+is always legal (but Minesweeper's, see there); the others (a Sudoku digit may break a rule,
+a crossword letter may be wrong) have none.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+Move = Callable[[Any, random.Random], dict[str, Any]]
+BANDIT_BUTTONS = ("red", "blue", "green", "yellow", "purple")
+"""TextArena's Bandit-v0 buttons (its registration)."""
+LIGHTS_SIZE = 5
+SLITHERLINK_SIZE = 4
+DIRECTIONS = ("up", "down", "left", "right")
+
+
+def _move(text: str) -> dict[str, Any]:
+    return {"move": f"[{text}]"}
+
+
+def bandit(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """Any button, any time."""
+    return _move(rng.choice(BANDIT_BUTTONS))
+
+
+def blackjack(observation: Any, rng: random.Random) -> dict[str, Any]:
+    return _move(rng.choice(("Hit", "Stand")))
+
+
+def lights_out(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """Any light of the 5x5 grid."""
+    return _move(f"{rng.randrange(LIGHTS_SIZE)} {rng.randrange(LIGHTS_SIZE)}")
+
+
+def slitherlink(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """Any edge of the 4x4 grid: toggling one is always legal."""
+    size = SLITHERLINK_SIZE
+    if rng.random() < 0.5:
+        return _move(f"h {rng.randrange(size + 1)} {rng.randrange(size)}")
+    return _move(f"v {rng.randrange(size)} {rng.randrange(size + 1)}")
+
+
+def fifteen_puzzle(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """One of the moves the board lists as available."""
+    listed = re.search(r"Available Moves:(.*)", observation.board)
+    moves = re.findall(r"\[(\w+)\]", listed[1]) if listed else []
+    return _move(rng.choice(moves or list(DIRECTIONS)))
+
+
+def _grid(board: str) -> list[list[str]]:
+    """The cells of a board drawn as ``|  P  |     |``, row by row."""
+    rows = [line for line in board.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
+
+
+def frozen_lake(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A step that stays on the board (a hole is a legal, if fatal, step)."""
+    grid = _grid(observation.board)
+    row, col = next((r, c) for r, cells in enumerate(grid) for c, v in enumerate(cells) if v == "P")
+    steps = {"up": (row - 1, col), "down": (row + 1, col), "left": (row, col - 1)}
+    steps["right"] = (row, col + 1)
+    inside = [d for d, (r, c) in steps.items() if 0 <= r < len(grid) and 0 <= c < len(grid[0])]
+    return _move(rng.choice(inside))
+
+
+def _tiles(board: str) -> list[list[int]]:
+    """2048's tiles (0 for an empty cell) from rows drawn as ``|  2      .   |``."""
+    rows = [line.strip("|").split() for line in board.splitlines() if line.startswith("|")]
+    return [[int(v) if v.isdigit() else 0 for v in row] for row in rows]
+
+
+def _slides(line: list[int]) -> bool:
+    """Whether sliding ``line`` towards its start changes it."""
+    tiles = [v for v in line if v]
+    return tiles != line[: len(tiles)] or any(a == b for a, b in itertools.pairwise(tiles))
+
+
+def game_2048(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A direction that changes the board (one that does not is an invalid move)."""
+    rows = _tiles(observation.board)
+    columns = [list(column) for column in zip(*rows, strict=True)]
+    lines = {
+        "Left": rows,
+        "Right": [row[::-1] for row in rows],
+        "Up": columns,
+        "Down": [column[::-1] for column in columns],
+    }
+    moves = [name for name, of in lines.items() if any(_slides(line) for line in of)]
+    return _move(rng.choice(moves))
+
+
+def tower_of_hanoi(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A top disk onto an empty tower or a bigger disk."""
+    towers = {
+        name: [int(d) for d in re.findall(r"\d+", disks)]
+        for name, disks in re.findall(r"^([ABC]): \[(.*)\]", observation.board, re.M)
+    }
+    moves = [
+        f"{a} {b}"
+        for a in towers
+        for b in towers
+        if a != b and towers[a] and (not towers[b] or towers[b][-1] > towers[a][-1])
+    ]
+    return _move(rng.choice(moves))
+
+
+def minesweeper(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A cell not revealed yet. Legal but for a mine, which TextArena counts as an invalid
+    move: so this game fails the checker's "random moves are legal"."""
+    rows = re.findall(r"^ *(\d+)((?: +[.\dF])+) *$", observation.board, re.M)[1:]
+    hidden = [
+        f"{row} {col}" for row, cells in rows for col, v in enumerate(cells.split()) if v == "."
+    ]
+    return _move(rng.choice(hidden))
+
+
+def countdown(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """Two of the numbers left, added (an addition is always legal)."""
+    count = len(re.findall(r"^\s*\[\d+\]", observation.board, re.M))
+    i, j = rng.sample(range(count), 2)
+    return _move(f"{i} {j} +")
+
+
+MOVES: dict[str, Move] = {
+    "2048-v0": game_2048,
+    "Bandit-v0": bandit,
+    "Blackjack-v0": blackjack,
+    "Countdown-v0": countdown,
+    "FifteenPuzzle-v0": fifteen_puzzle,
+    "FrozenLake-v0": frozen_lake,
+    "LightsOut-v0": lights_out,
+    "Minesweeper-v0": minesweeper,
+    "Slitherlink-v0": slitherlink,
+    "TowerOfHanoi-v0": tower_of_hanoi,
+}
