@@ -14,7 +14,8 @@ How TextArena's habits are mapped:
 - rewards: TextArena gives its reward once, at the end: 1.0 for a win, else a measure of
   progress (0..1) or -1.0; it is the last observation's ``reward`` and ``score``;
 - the board: the last board TextArena showed stays in ``board``, so a player who just made an
-  invalid move (answered with no board) still sees it;
+  invalid move (answered with no board) still sees it; ``moves`` lists the moves it took, as
+  TextArena's own history wrapper shows them (games such as Mastermind forbid a repeat);
 - hidden information (a secret code, the mines): in ``secret`` once the episode is over
   (:mod:`env_servers.textarena.hidden`), so a checker can tell episodes apart by it;
 - NLTK data or a network the game needs and cannot get: a ``ValueError`` naming the fix.
@@ -66,6 +67,7 @@ class TextArenaEnvironment(
         self._env: Any = None
         self._prompt = ""
         self._board = ""
+        self._moves: list[str] = []
         self._secret: str | None = None
         self._refusals: list[str] = []
         self._state = TextArenaState(env_id=self.env_id)
@@ -76,6 +78,7 @@ class TextArenaEnvironment(
         self._refusals = []
         self._env = None
         self._board = ""
+        self._moves = []
         self._secret = None
         with self._random.active():
             try:
@@ -109,6 +112,8 @@ class TextArenaEnvironment(
             env.step(action.move)
             messages = env.get_observation()[1]
         invalid = len(self._refusals) > refused
+        if not invalid:
+            self._moves.append(action.move)
         state = self._state
         state.step_count += 1
         state.invalid_count += invalid
@@ -142,6 +147,7 @@ class TextArenaEnvironment(
             score=state.score,
             solved=state.solved,
             board=self._board,
+            moves=list(self._moves),
             secret=self._secret,
             done=state.done,
             reward=_reward(state),

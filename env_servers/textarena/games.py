@@ -19,10 +19,9 @@ class KnownGame:
     """The move format, for the ``move`` tool's docstring."""
     seeds_vary: bool = True
     """False for a game that always starts the same, whatever the seed."""
-    max_turns: int | None = None
-    """TextArena's turn limit under its registration (None: the game has none)."""
     max_moves: int | None = None
-    """For a game without a turn limit, the most legal moves an episode can take."""
+    """The most legal moves an episode takes (None: unbounded): TextArena's turn limit under
+    its registration, plus one where the game checks the limit before counting the move."""
     repeat_probe: bool = False
     """Whether repeating one move is no fair strategy (see ``GameSpec.repeat_probe``)."""
 
@@ -30,8 +29,7 @@ class KnownGame:
     def max_steps(self) -> int | None:
         """Most steps of an episode: TextArena forgives one invalid move in a row, so each
         legal move may follow one (and the turn limit counts legal moves only)."""
-        limit = self.max_turns if self.max_turns is not None else self.max_moves
-        return None if limit is None else 2 * limit
+        return None if self.max_moves is None else 2 * self.max_moves
 
 
 OFFLINE: dict[str, KnownGame] = {
@@ -44,7 +42,7 @@ OFFLINE: dict[str, KnownGame] = {
     "Bandit-v0": KnownGame(
         "Multi-armed bandit",
         "a button in brackets, e.g. [red]; at the end, the best button",
-        max_turns=20,
+        max_moves=21,
     ),
     "Blackjack-v0": KnownGame(
         "Blackjack", "[Hit] to draw a card or [Stand] to hold", max_moves=5 * 11
@@ -53,44 +51,48 @@ OFFLINE: dict[str, KnownGame] = {
         "Countdown (TextArena's)",
         "two indices and an operation, e.g. [0 2 *] combines the numbers at indices 0 and 2",
         seeds_vary=False,
-        max_turns=12,
+        max_moves=13,
         repeat_probe=True,
     ),
-    "Crosswords-v0": KnownGame("Crosswords", "row, column and letter, e.g. [0 3 A]", max_turns=30),
+    "Crosswords-v0": KnownGame("Crosswords", "row, column and letter, e.g. [0 3 A]", max_moves=31),
     "Cryptarithm-v0": KnownGame(
-        "Cryptarithm", "a letter and its digit, e.g. [S 9]", seeds_vary=False, max_turns=100
+        "Cryptarithm", "a letter and its digit, e.g. [S 9]", seeds_vary=False, max_moves=101
     ),
     "FifteenPuzzle-v0": KnownGame(
         "Fifteen puzzle",
         "the direction a tile slides: [up], [down], [left] or [right]",
-        max_turns=200,
+        max_moves=201,
         repeat_probe=True,
     ),
     "FrozenLake-v0": KnownGame(
         "Frozen lake",
         "a step: [up], [down], [left] or [right]",
-        max_turns=100,
+        max_moves=101,
         repeat_probe=True,
     ),
     "GuessTheNumber-v0": KnownGame(
-        "Guess the number", "a number in brackets, e.g. [10]", max_turns=10
+        "Guess the number", "a number in brackets, e.g. [10]", max_moves=11
     ),
     "LightsOut-v0": KnownGame(
         "Lights out",
         "the light to press, row then column: [2 3]",
-        max_turns=20,
+        max_moves=20,
         repeat_probe=True,
     ),
     "LogicPuzzle-v0": KnownGame(
         "Logic puzzle",
         "a row item, a column item and a mark X or O, e.g. [park Alice O]",
-        max_turns=30,
+        max_moves=31,
+        repeat_probe=True,
     ),
     "Mastermind-v0": KnownGame(
-        "Mastermind", "the guessed code, digits separated by spaces: [1 2 3 4]", max_turns=20
+        "Mastermind",
+        "the guessed code, digits separated by spaces: [1 2 3 4]",
+        max_moves=21,
+        repeat_probe=True,
     ),
     "Minesweeper-v0": KnownGame(
-        "Minesweeper", "the cell to reveal, row then column: [3 2]", max_turns=100
+        "Minesweeper", "the cell to reveal, row then column: [3 2]", max_moves=101
     ),
     "PegJump-v0": KnownGame(
         "Peg solitaire",
@@ -102,15 +104,17 @@ OFFLINE: dict[str, KnownGame] = {
     "Slitherlink-v0": KnownGame(
         "Slitherlink",
         "an edge to toggle: [h row col] (horizontal) or [v row col] (vertical)",
-        max_turns=200,
+        max_moves=201,
         repeat_probe=True,
     ),
-    "Sudoku-v0": KnownGame("Sudoku", "row, column and digit (1-9), e.g. [5 3 7]", max_turns=100),
+    "Sudoku-v0": KnownGame(
+        "Sudoku", "row, column and digit (1-9), e.g. [5 3 7]", max_moves=101, repeat_probe=True
+    ),
     "TowerOfHanoi-v0": KnownGame(
         "Tower of Hanoi",
         "the source and target towers, e.g. [A C]",
         seeds_vary=False,
-        max_turns=100,
+        max_moves=101,
         repeat_probe=True,
     ),
 }

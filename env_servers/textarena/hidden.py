@@ -8,6 +8,7 @@ no entry here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -30,12 +31,19 @@ def _words(env: Any) -> str:
     return ", ".join(sorted(env.state.game_state["placed_words"]))
 
 
+def _sudoku(env: Any) -> str:
+    """The solution, row by row."""
+    return " ".join("".join(map(str, row)) for row in env.full_grid)
+
+
 SECRETS: dict[str, Secret] = {
     "Bandit-v0": _best_button,
     "Crosswords-v0": _words,
     "GuessTheNumber-v0": lambda env: str(env.state.game_state["game_number"]),
     "Mastermind-v0": lambda env: " ".join(map(str, env.state.game_state["secret_code"])),
+    "LogicPuzzle-v0": lambda env: json.dumps(env.game_board_solution, sort_keys=True),
     "Minesweeper-v0": _mines,
+    "Sudoku-v0": _sudoku,
 }
 
 

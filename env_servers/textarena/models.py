@@ -62,6 +62,10 @@ class TextArenaObservation(Observation):
         description="The last board TextArena showed (empty for a game without one); it stays "
         "after an invalid move, which TextArena answers without a board.",
     )
+    moves: list[str] = Field(
+        default_factory=list,
+        description="The moves TextArena took this episode (not the invalid ones), in order.",
+    )
     secret: str | None = Field(
         default=None,
         description="The game's hidden information (the code, the number, the mines) once the "

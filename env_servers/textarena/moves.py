@@ -2,8 +2,8 @@
 
 Each reads only the observation (TextArena's last board, ``board``, kept after an invalid
 move) and draws only from ``rng``. A game is here only when a move read off its observation
-is always legal (but Minesweeper's, see there); the others (a Sudoku digit may break a rule,
-a crossword letter may be wrong) have none.
+is always legal (but Minesweeper's, see there); the others (a crossword letter that may be
+wrong, a Rush Hour game with no turn limit) have none.
 """
 
 from __future__ import annotations
@@ -122,6 +122,80 @@ def minesweeper(observation: Any, rng: random.Random) -> dict[str, Any]:
     return _move(rng.choice(hidden))
 
 
+def guess_the_number(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A number of 1 to 20 not guessed yet."""
+    guessed = set(observation.moves)
+    return _move(str(rng.choice([n for n in range(1, 21) if f"[{n}]" not in guessed])))
+
+
+def mastermind(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """Four different digits of 1 to 6, a code not guessed yet."""
+    while (code := " ".join(map(str, rng.sample(range(1, 7), 4)))) in _inner(observation.moves):
+        pass
+    return _move(code)
+
+
+def _inner(moves: list[str]) -> set[str]:
+    return {move.strip().strip("[]") for move in moves}
+
+
+def logic_puzzle(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A row item, a column item of the same grid, and a mark the cell does not hold."""
+    cells = []
+    for table in re.split(r"^=+\n[^=]*\n=+$", observation.board, flags=re.M)[1:]:
+        lines = [line for line in table.splitlines() if "|" in line]
+        if not lines:
+            continue
+        columns = [name.strip() for name in lines[0].split("|")[:-1]]
+        for line in lines[1:]:
+            row, *marks = (part.strip() for part in line.split("|"))
+            label, _, first = row.partition(" ")
+            marks = [first.strip(), *marks]
+            for column, mark in zip(columns, marks, strict=False):
+                cells += [(label, column, m) for m in "XO" if mark != m]
+    row, column, mark = rng.choice(cells)
+    return _move(f"{row} {column} {mark}")
+
+
+def _solve(grid: list[list[int]]) -> bool:
+    """Fill ``grid`` (0 for empty) with a Sudoku solution, in place: the most constrained
+    cell first, so a puzzle of TextArena's size takes milliseconds."""
+    best: tuple[int, int, set[int]] | None = None
+    for r in range(9):
+        for c in range(9):
+            if grid[r][c]:
+                continue
+            box = {
+                grid[i][j]
+                for i in range(r - r % 3, r - r % 3 + 3)
+                for j in range(c - c % 3, c - c % 3 + 3)
+            }
+            used = set(grid[r]) | {grid[i][c] for i in range(9)} | box
+            options = set(range(1, 10)) - used
+            if best is None or len(options) < len(best[2]):
+                best = (r, c, options)
+    if best is None:
+        return True
+    r, c, options = best
+    for digit in sorted(options):
+        grid[r][c] = digit
+        if _solve(grid):
+            return True
+    grid[r][c] = 0
+    return False
+
+
+def sudoku(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """An empty cell and its digit in the solution (TextArena's puzzles have one solution, and
+    it takes only the solution's digit)."""
+    rows = [line.split()[1:] for line in observation.board.splitlines() if re.match(r"R\d", line)]
+    grid = [[int(v) if v.isdigit() else 0 for v in row if v != "|"] for row in rows]
+    empty = [(r, c) for r in range(9) for c in range(9) if not grid[r][c]]
+    _solve(grid)
+    r, c = rng.choice(empty)
+    return _move(f"{r + 1} {c + 1} {grid[r][c]}")
+
+
 def countdown(observation: Any, rng: random.Random) -> dict[str, Any]:
     """Two of the numbers left, added (an addition is always legal)."""
     count = len(re.findall(r"^\s*\[\d+\]", observation.board, re.M))
@@ -136,8 +210,12 @@ MOVES: dict[str, Move] = {
     "Countdown-v0": countdown,
     "FifteenPuzzle-v0": fifteen_puzzle,
     "FrozenLake-v0": frozen_lake,
+    "GuessTheNumber-v0": guess_the_number,
     "LightsOut-v0": lights_out,
+    "LogicPuzzle-v0": logic_puzzle,
+    "Mastermind-v0": mastermind,
     "Minesweeper-v0": minesweeper,
     "Slitherlink-v0": slitherlink,
+    "Sudoku-v0": sudoku,
     "TowerOfHanoi-v0": tower_of_hanoi,
 }

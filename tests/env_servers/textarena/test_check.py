@@ -18,7 +18,10 @@ NOTHING_SKIPPED = (
     "FifteenPuzzle-v0",
     "FrozenLake-v0",
     "LightsOut-v0",
+    "LogicPuzzle-v0",
+    "Mastermind-v0",
     "Slitherlink-v0",
+    "Sudoku-v0",
 )
 """Games that skip no check in-process but ``metadata`` (no server to ask)."""
 LIVE = "textarena:FrozenLake-v0"
