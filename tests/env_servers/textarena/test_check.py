@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from env_servers.check import InProcessTarget, Report, URLTarget, check
+from env_servers.check.targets import TransportName
 from env_servers.core.registry import load_spec
 from env_servers.textarena.games import CHECK_FAILURES, OFFLINE
 from tests.live import LiveServer, live_server
@@ -54,7 +55,7 @@ def server() -> Iterator[LiveServer]:
 
 
 @pytest.mark.parametrize("transport", ["websocket", "http"])
-def test_a_live_server_passes_by_url(server: LiveServer, transport: str) -> None:
+def test_a_live_server_passes_by_url(server: LiveServer, transport: TransportName) -> None:
     spec = load_spec(LIVE)
     report = check(URLTarget(server.url, transport), spec, episodes=EPISODES)
     failures = "\n".join(f"{r.name}: {r.detail}" for r in report.failures)
