@@ -196,6 +196,25 @@ def sudoku(observation: Any, rng: random.Random) -> dict[str, Any]:
     return _move(f"{r + 1} {c + 1} {grid[r][c]}")
 
 
+CRYPTARITHM = "SEND + MORE = MONEY"
+"""TextArena's Cryptarithm-v0 equation (its registration)."""
+
+
+def cryptarithm(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A letter of the equation and a digit no other letter holds (no leading zero), the
+    letters' digits replayed from the moves taken."""
+    words = re.findall(r"[A-Z]+", CRYPTARITHM)
+    mapping: dict[str, str] = {}
+    for move in observation.moves:  # in order: a later move re-assigns a letter
+        letter, digit = move.strip().strip("[]").split()
+        mapping[letter.upper()] = digit
+    letter = rng.choice(sorted(set("".join(words))))
+    taken = {digit for other, digit in mapping.items() if other != letter}
+    lowest = 1 if any(word[0] == letter for word in words) else 0
+    digits = [str(d) for d in range(lowest, 10) if str(d) not in taken]
+    return _move(f"{letter} {rng.choice(digits)}")
+
+
 def countdown(observation: Any, rng: random.Random) -> dict[str, Any]:
     """Two of the numbers left, added (an addition is always legal)."""
     count = len(re.findall(r"^\s*\[\d+\]", observation.board, re.M))
@@ -208,6 +227,7 @@ MOVES: dict[str, Move] = {
     "Bandit-v0": bandit,
     "Blackjack-v0": blackjack,
     "Countdown-v0": countdown,
+    "Cryptarithm-v0": cryptarithm,
     "FifteenPuzzle-v0": fifteen_puzzle,
     "FrozenLake-v0": frozen_lake,
     "GuessTheNumber-v0": guess_the_number,
