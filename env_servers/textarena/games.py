@@ -106,6 +106,7 @@ OFFLINE: dict[str, KnownGame] = {
         "the peg's hole and the empty hole it jumps to, e.g. [4 1]",
         seeds_vary=False,
         max_moves=13,
+        repeat_probe=True,
     ),
     "RushHour-v0": KnownGame("Rush hour", "a car and a direction, e.g. [A+] or [B-]"),
     "Slitherlink-v0": KnownGame(

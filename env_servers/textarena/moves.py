@@ -215,6 +215,23 @@ def cryptarithm(observation: Any, rng: random.Random) -> dict[str, Any]:
     return _move(f"{letter} {rng.choice(digits)}")
 
 
+PEG_JUMPS = (
+    (1, 2, 4), (1, 3, 6), (2, 4, 7), (2, 5, 9), (3, 5, 8), (3, 6, 10), (4, 5, 6), (4, 7, 11),
+    (4, 8, 13), (5, 8, 12), (5, 9, 14), (6, 9, 13), (6, 10, 15), (7, 8, 9), (7, 11, 13),
+    (8, 9, 10), (8, 12, 14), (9, 12, 13), (9, 13, 15), (10, 9, 8),
+)  # fmt: skip
+"""TextArena's PegJump-v0 jumps (from, over, to), each also taken backwards."""
+
+
+def peg_jump(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A peg over a peg into an empty hole, of the jumps TextArena allows."""
+    holes = {int(n): peg == "●" for n, peg in re.findall(r"(\d+)([●○])", observation.board)}
+    jumps = {*PEG_JUMPS, *((c, b, a) for a, b, c in PEG_JUMPS)}
+    legal = [(a, c) for a, b, c in sorted(jumps) if holes[a] and holes[b] and not holes[c]]
+    a, c = rng.choice(legal)
+    return _move(f"{a} {c}")
+
+
 def countdown(observation: Any, rng: random.Random) -> dict[str, Any]:
     """Two of the numbers left, added (an addition is always legal)."""
     count = len(re.findall(r"^\s*\[\d+\]", observation.board, re.M))
@@ -234,6 +251,7 @@ MOVES: dict[str, Move] = {
     "LightsOut-v0": lights_out,
     "LogicPuzzle-v0": logic_puzzle,
     "Mastermind-v0": mastermind,
+    "PegJump-v0": peg_jump,
     "Minesweeper-v0": minesweeper,
     "Slitherlink-v0": slitherlink,
     "Sudoku-v0": sudoku,
