@@ -108,7 +108,9 @@ OFFLINE: dict[str, KnownGame] = {
         max_moves=13,
         repeat_probe=True,
     ),
-    "RushHour-v0": KnownGame("Rush hour", "a car and a direction, e.g. [A+] or [B-]"),
+    "RushHour-v0": KnownGame(
+        "Rush hour", "a car and a direction, e.g. [A+] or [B-]", repeat_probe=True
+    ),
     "Slitherlink-v0": KnownGame(
         "Slitherlink",
         "an edge to toggle: [h row col] (horizontal) or [v row col] (vertical)",

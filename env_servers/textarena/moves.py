@@ -2,8 +2,8 @@
 
 Each reads only the observation (TextArena's last board, ``board``, kept after an invalid
 move) and draws only from ``rng``. A game is here only when a move read off its observation
-is always legal (but Minesweeper's, see there); the others (a crossword letter that may be
-wrong, a Rush Hour game with no turn limit) have none.
+is always legal (but Minesweeper's, see there); Crosswords has none (a letter is legal only
+if it is right).
 """
 
 from __future__ import annotations
@@ -232,6 +232,32 @@ def peg_jump(observation: Any, rng: random.Random) -> dict[str, Any]:
     return _move(f"{a} {c}")
 
 
+RUSH_HOUR_SIZE = 6
+
+
+def rush_hour(observation: Any, rng: random.Random) -> dict[str, Any]:
+    """A car one cell forward (right or down, ``+``) or back (``-``) into a free cell."""
+    rows = [line.split()[:RUSH_HOUR_SIZE] for line in observation.board.splitlines()]
+    grid = [row for row in rows if len(row) == RUSH_HOUR_SIZE]
+    cars: dict[str, list[tuple[int, int]]] = {}
+    for r, row in enumerate(grid):
+        for c, cell in enumerate(row):
+            if cell != ".":
+                cars.setdefault(cell, []).append((r, c))
+
+    def free(r: int, c: int) -> bool:
+        return 0 <= r < RUSH_HOUR_SIZE and 0 <= c < RUSH_HOUR_SIZE and grid[r][c] == "."
+
+    moves = []
+    for car, cells in sorted(cars.items()):
+        (r0, c0), (r1, c1) = min(cells), max(cells)
+        across = r0 == r1
+        ahead, behind = ((r0, c1 + 1), (r0, c0 - 1)) if across else ((r1 + 1, c0), (r0 - 1, c0))
+        moves += [f"{car}+"] if free(*ahead) else []
+        moves += [f"{car}-"] if free(*behind) else []
+    return _move(rng.choice(moves))
+
+
 def countdown(observation: Any, rng: random.Random) -> dict[str, Any]:
     """Two of the numbers left, added (an addition is always legal)."""
     count = len(re.findall(r"^\s*\[\d+\]", observation.board, re.M))
@@ -252,6 +278,7 @@ MOVES: dict[str, Move] = {
     "LogicPuzzle-v0": logic_puzzle,
     "Mastermind-v0": mastermind,
     "PegJump-v0": peg_jump,
+    "RushHour-v0": rush_hour,
     "Minesweeper-v0": minesweeper,
     "Slitherlink-v0": slitherlink,
     "Sudoku-v0": sudoku,
