@@ -1,7 +1,8 @@
 """Random legal moves of the TextArena games, for ``arenagym check``'s random-play baseline.
 
-Each reads only the observation (TextArena's last board, ``board``, kept after an invalid
-move) and draws only from ``rng``. A game is here only when a move read off its observation
+Each reads only the observation (TextArena's last ``board``, kept after an invalid move, and
+the ``moves`` taken) and draws only from ``rng``, so a seed replays it; data only, no
+TextArena import (clients and the checker read it). A game is here only when a move read off its observation
 is always legal (but Minesweeper's, see there); Crosswords has none (a letter is legal only
 if it is right).
 """
@@ -11,10 +12,10 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from collections.abc import Callable
 from typing import Any
 
-Move = Callable[[Any, random.Random], dict[str, Any]]
+from env_servers.core.spec import RandomMove
+
 BANDIT_BUTTONS = ("red", "blue", "green", "yellow", "purple")
 """TextArena's Bandit-v0 buttons (its registration)."""
 LIGHTS_SIZE = 5
@@ -265,7 +266,7 @@ def countdown(observation: Any, rng: random.Random) -> dict[str, Any]:
     return _move(f"{i} {j} +")
 
 
-MOVES: dict[str, Move] = {
+MOVES: dict[str, RandomMove] = {
     "2048-v0": game_2048,
     "Bandit-v0": bandit,
     "Blackjack-v0": blackjack,
