@@ -1,8 +1,10 @@
 """The TextArena games known to play offline here, and what a model needs to know of each.
 
 TextArena's own prompt explains every game in full; this table adds the one line a tool's
-docstring shows (the move format), and whether a seed changes the episode. Data only: reading
-it never imports TextArena, so clients and trainers list and declare these games without it.
+docstring shows (the move format), whether a seed changes the episode, and what
+``arenagym check`` holds the game to (its move limit, the repeat probe, the checks it fails for
+a flaw of TextArena's). Data only: reading it never imports TextArena, so clients and
+trainers list and declare these games without it.
 """
 
 from __future__ import annotations
