@@ -169,7 +169,13 @@ def invalid_moves_cost(run: Run) -> str:
     )
     detail = f"each flagged, rewarded {rules.reward}; {ending}"
     if rules.free and run.interleaved:
-        for plain, mixed in zip(run.random_play, run.interleaved, strict=True):
+        # an episode the step cap cut off has no outcome to compare (a game with no step limit)
+        pairs = [
+            (plain, mixed)
+            for plain, mixed in zip(run.random_play, run.interleaved, strict=True)
+            if plain.done and mixed.done
+        ]
+        for plain, mixed in pairs:
             same = (plain.score, plain.done, hidden_values(spec.hidden, plain.final)) == (
                 mixed.score,
                 mixed.done,
@@ -183,7 +189,10 @@ def invalid_moves_cost(run: Run) -> str:
                 f"(return {plain.score} → {mixed.score}, {plain.steps} → {mixed.steps} steps), "
                 "but the declaration says they are free",
             )
-        detail += "; free: slipped between legal moves, they change nothing"
+        detail += (
+            f"; free: slipped between legal moves, they change nothing ({len(pairs)} of "
+            f"{len(run.interleaved)} episodes ended within {run.cap} steps, and compared)"
+        )
     return detail
 
 

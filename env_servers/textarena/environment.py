@@ -13,6 +13,11 @@ How TextArena's habits are mapped:
   move in a row is forgiven, the next ends the episode with TextArena's reward);
 - rewards: TextArena gives its reward once, at the end: 1.0 for a win, else a measure of
   progress (0..1) or -1.0; it is the last observation's ``reward`` and ``score``;
+- the board: the last board TextArena showed stays in ``board``, so a player who just made an
+  invalid move (answered with no board) still sees it; ``moves`` lists the moves it took, as
+  TextArena's own history wrapper shows them (games such as Mastermind forbid a repeat);
+- hidden information (a secret code, the mines): in ``secret`` once the episode is over
+  (:mod:`env_servers.textarena.hidden`), so a checker can tell episodes apart by it;
 - NLTK data or a network the game needs and cannot get: a ``ValueError`` naming the fix.
 """
 
@@ -25,6 +30,7 @@ from typing import Any, ClassVar
 
 from env_servers.core.environment import Environment
 from env_servers.textarena.games import NEEDS_DOWNLOAD, OFFLINE
+from env_servers.textarena.hidden import secret_of
 from env_servers.textarena.isolation import SessionRandom
 from env_servers.textarena.models import (
     TextArenaAction,
@@ -60,6 +66,9 @@ class TextArenaEnvironment(
         self._random = SessionRandom()
         self._env: Any = None
         self._prompt = ""
+        self._board = ""
+        self._moves: list[str] = []
+        self._secret: str | None = None
         self._refusals: list[str] = []
         self._state = TextArenaState(env_id=self.env_id)
 
@@ -68,6 +77,9 @@ class TextArenaEnvironment(
         self._random.seed(seed)
         self._refusals = []
         self._env = None
+        self._board = ""
+        self._moves = []
+        self._secret = None
         with self._random.active():
             try:
                 env = ActionFormattingWrapper(_unwrapped(textarena.make(self.env_id)))
@@ -100,6 +112,8 @@ class TextArenaEnvironment(
             env.step(action.move)
             messages = env.get_observation()[1]
         invalid = len(self._refusals) > refused
+        if not invalid:
+            self._moves.append(action.move)
         state = self._state
         state.step_count += 1
         state.invalid_count += invalid
@@ -111,6 +125,7 @@ class TextArenaEnvironment(
             state.score = max(-1.0, min(1.0, float(score))) if _is_number(score) else None
             state.solved = state.score is not None and state.score >= 1.0
             state.reason = env.state.game_info[0].get("reason")
+            self._secret = secret_of(self.env_id, env)
         return self._observation(messages, invalid=invalid)
 
     @property
@@ -120,6 +135,8 @@ class TextArenaEnvironment(
     def _observation(self, messages: list[Any], *, invalid: bool) -> TextArenaObservation:
         state = self._state
         feedback = "\n".join(f"[GAME] {text}" for text in _game_messages(messages))
+        boards = _game_messages(messages, kind=textarena.ObservationType.GAME_BOARD)
+        self._board = boards[-1] if boards else self._board
         return TextArenaObservation(
             prompt=self._prompt,
             feedback=feedback,
@@ -129,20 +146,24 @@ class TextArenaEnvironment(
             invalid_count=state.invalid_count,
             score=state.score,
             solved=state.solved,
+            board=self._board,
+            moves=list(self._moves),
+            secret=self._secret,
             done=state.done,
             reward=_reward(state),
         )
 
 
-def _game_messages(messages: list[Any], *, prompt: bool = False) -> list[str]:
-    """The texts of the game's messages: its prompt (``prompt``), or all it said but that
-    (not the echo of the player's move)."""
+def _game_messages(messages: list[Any], *, prompt: bool = False, kind: Any = None) -> list[str]:
+    """The texts of the game's messages: its prompt (``prompt``), those of one ``kind`` (its
+    boards), or all it said but the prompt (not the echo of the player's move)."""
     return [
         text
-        for sender, text, kind in messages
+        for sender, text, sort in messages
         if sender == textarena.GAME_ID
         and isinstance(text, str)
-        and (kind == textarena.ObservationType.PROMPT) == prompt
+        and (kind is None or sort == kind)
+        and (sort == textarena.ObservationType.PROMPT) == prompt
     ]
 
 

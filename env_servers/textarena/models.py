@@ -57,6 +57,20 @@ class TextArenaObservation(Observation):
         "measure of progress (0..1) or -1.0 for some losses by invalid moves.",
     )
     solved: bool = Field(default=False, description="Whether the game was won.")
+    board: str = Field(
+        default="",
+        description="The last board TextArena showed (empty for a game without one); it stays "
+        "after an invalid move, which TextArena answers without a board.",
+    )
+    moves: list[str] = Field(
+        default_factory=list,
+        description="The moves TextArena took this episode (not the invalid ones), in order.",
+    )
+    secret: str | None = Field(
+        default=None,
+        description="The game's hidden information (the code, the number, the mines) once the "
+        "episode is over; None before, and for a game that hides nothing.",
+    )
 
 
 class TextArenaState(State):

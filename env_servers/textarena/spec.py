@@ -12,19 +12,25 @@ import re
 from functools import cache
 
 from env_servers.core.family import GameFamily
-from env_servers.core.spec import GameSpec, Reward
+from env_servers.core.spec import GameSpec, InvalidMoves, Reward
 from env_servers.textarena.agent import TextArenaAgent, agent_type
 from env_servers.textarena.client import client_type
-from env_servers.textarena.games import NEEDS_DOWNLOAD, OFFLINE, KnownGame
+from env_servers.textarena.games import CHECK_FAILURES, NEEDS_DOWNLOAD, OFFLINE, KnownGame
 from env_servers.textarena.models import (
     TextArenaAction,
     TextArenaObservation,
     TextArenaResetOptions,
     TextArenaState,
 )
+from env_servers.textarena.moves import MOVES
 
 FAMILY_NAME = "textarena"
 UNKNOWN_MOVES = "in the game's format, in square brackets (the rules say which)"
+INVALID_MOVES = InvalidMoves({"move": "[xyzzy]"}, ends_after=2, reward=None)
+"""A move no TextArena game reads as one. TextArena forgives one invalid move in a row, without
+using a turn; the second ends the episode, rewarded TextArena's measure of progress (which
+varies: a reward of 0 at the first, the progress at the second)."""
+HIDDEN_FIELDS = frozenset({"secret"})
 
 
 def solved(agent: TextArenaAgent) -> float:
@@ -82,8 +88,18 @@ def textarena_spec(env_id: str) -> GameSpec:
         rewards=REWARDS,
         solved="solved",
         seeds_vary=known.seeds_vary,
+        max_steps=known.max_steps,
+        reward_range=(0.0, 1.0),
+        random_move=MOVES.get(env_id),
+        invalid_moves=INVALID_MOVES,
+        hidden_fields=HIDDEN_FIELDS,
+        repeat_probe=known.repeat_probe and env_id in MOVES,
         unit="games",
-        extras={"textarena_id": env_id, "offline": env_id in OFFLINE},
+        extras={
+            "textarena_id": env_id,
+            "offline": env_id in OFFLINE,
+            "check_failures": CHECK_FAILURES.get(env_id, {}),
+        },
     )
 
 

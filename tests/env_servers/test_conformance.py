@@ -43,8 +43,12 @@ def report(request: pytest.FixtureRequest) -> Report:
 
 
 def test_the_checker_passes(report: Report) -> None:
-    failures = "\n".join(f"{r.name}: {r.detail}" for r in report.failures)
-    assert report.passed, f"arenagym check {report.game} failed:\n{failures}"
+    """Every check passes but those the declaration names as failing for a flaw of the game's
+    own (``extras["check_failures"]``: a wrapped game's), and those fail."""
+    known = load_spec(report.game).extras.get("check_failures", {})
+    failures = "\n".join(f"{r.name}: {r.detail}" for r in report.failures if r.name not in known)
+    assert not failures, f"arenagym check {report.game} failed:\n{failures}"
+    assert {r.name for r in report.failures} == set(known), "a declared failure passes now"
 
 
 def test_the_shipped_games_skip_nothing_in_process(report: Report) -> None:

@@ -1,5 +1,6 @@
 """Hidden information (the code, the mines, the number) is in no reply or state before the
-end: the state is bookkeeping, the replies are what TextArena shows the player."""
+end: the state is bookkeeping, the replies are what TextArena shows the player; the last
+reply shows it in ``secret``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ def test_the_mastermind_code_stays_hidden_until_the_end() -> None:
         replies.append(sessions.step(session, {"move": guess}).model_dump_json())
         replies.append(sessions.state(session).model_dump_json())
     for reply in replies:
-        assert written not in reply and str(code) not in reply and "secret" not in reply
+        assert written not in reply and str(code) not in reply and "secret_code" not in reply
+        assert '"secret":null' in reply or '"secret"' not in reply
+    last = sessions.step(session, {"move": f"[{written}]"})
+    assert last.done and last.solved and last.secret == written
 
 
 def test_the_state_holds_bookkeeping_only() -> None:
