@@ -12,6 +12,7 @@
 #                torch comes from PyPI with everything else: the CUDA build on x86_64, at the
 #                version vLLM pins when vllm is in EXTRAS.
 #   TORCH_SPEC   the torch requirement installed from TORCH_INDEX, e.g. torch==2.13.0.
+#   PACKAGES     game packages of your own to install too, e.g. ./games/arenagym-hilo.
 # Configs live in /app/configs. Checkpoints go to the /outputs volume: /app/outputs links
 # there, so a config's `output_dir: outputs/<run>` lands in /outputs/<run>. Downloads go to
 # the /cache volume (HF_HOME=/cache/huggingface, the tiny model in /cache/arenagym).
@@ -56,7 +57,13 @@ COPY pyproject.toml README.md /tmp/src/
 COPY env_servers /tmp/src/env_servers
 COPY clients /tmp/src/clients
 COPY trainer /tmp/src/trainer
+# A game package of your own, as `arenagym new NAME --dir games` writes it, is installed from
+# the build context as in the server image: `--build-arg PACKAGES=./games/arenagym-NAME`.
+COPY games /tmp/src/games
+ARG PACKAGES=""
+WORKDIR /tmp/src
 RUN python -m pip install --no-cache-dir --no-deps /tmp/src \
+ && if [ -n "${PACKAGES}" ]; then python -m pip install --no-cache-dir ${PACKAGES}; fi \
  && rm -rf /tmp/src \
  && useradd --create-home --uid 1000 arena \
  && mkdir -p /app /outputs /cache/huggingface /cache/arenagym \

@@ -1,5 +1,6 @@
 """A game written by ``arenagym new`` builds into the server image (``PACKAGES`` names its
-folder under ``games/``) and plays there: the container serves it with no edits."""
+folder under ``games/``) and plays there: the container serves it with no edits. The trainer
+image installs it the same way, so a trainer container can train on it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
 
 GAME = "scaffolded-image-game"
 CONTEXT = ("pyproject.toml", "README.md", ".dockerignore", "Dockerfiles", "env_servers", "clients",
-           "trainer", "games")  # fmt: skip
+           "trainer", "configs", "games")  # fmt: skip
 
 
 def build_context(root: Path) -> Path:
@@ -70,5 +71,25 @@ def test_a_new_game_builds_into_the_server_image_and_plays(tmp_path: Path) -> No
             assert reply["observation"]["won"] and reply["reward"] == 1.0
         finally:
             run(["docker", "rm", "--force", container], timeout=60, check=False)
+    finally:
+        remove_images(tag)
+
+
+def test_a_new_game_builds_into_the_trainer_image(tmp_path: Path) -> None:
+    """No extras (no torch), to keep the build short: what is checked is the package's install."""
+    require_docker()
+    context = build_context(tmp_path)
+    tag = f"arenagym/trainer-{GAME}:test-{uuid.uuid4().hex[:8]}"
+    try:
+        build_image(
+            tag,
+            "Dockerfiles/trainer.Dockerfile",
+            context=context,
+            EXTRAS="",
+            PACKAGES=f"./games/arenagym-{GAME}",
+        )
+        code = "import sys; from env_servers.core.registry import load_spec; load_spec(sys.argv[1])"
+        command = ["docker", "run", "--rm", "--entrypoint", "python", tag, "-c", code, GAME]
+        run(command, timeout=120)
     finally:
         remove_images(tag)
