@@ -38,6 +38,8 @@ from benchmarks.procs import running_server
 from benchmarks.ws_connection import OneAtATime, WSConnection
 from env_servers.wordle import game
 
+REATTACH_TRIES = 5
+"""Attempts to re-attach a dropped session before counting an error."""
 LIVES = {"play": 4, "drop": 2, "resume": 2, "close": 1, "http": 1}
 """Each life's weight in the random choice."""
 REPLY_TIMEOUT_S = 30.0
@@ -67,6 +69,9 @@ class SoakResult:
     """The longest this client's event loop was kept from running (a loaded machine): longer
     than the TTL, a session it played over HTTP may expire between two of its requests."""
     health_after: dict[str, Any] = field(default_factory=dict)
+    reattach_refused: int = 0
+    """Re-attaches refused while the server still held the dropped socket (each an error the
+    server counts), then tried again."""
 
 
 class SessionFailed(RuntimeError):
@@ -106,6 +111,7 @@ class Soak:
         self.error_samples: list[str] = []
         self.peak = probe.rss_bytes()
         self.stall = 0.0
+        self.reattach_refused = 0
 
     def guess(self) -> dict[str, str]:
         return {"message": f"[{self.rng.choice(self.words)}]"}
@@ -136,11 +142,26 @@ class Soak:
 
     async def resume(self) -> None:
         session_id = await self.drop()
-        socket = await Socket.open(f"{self.ws_url}?session_id={session_id}")
-        await socket.call("state")
+        socket = await self._reattach(f"{self.ws_url}?session_id={session_id}")
         await self._play(socket)
         socket.ws.send(b'{"type":"close"}')
         await socket.close()
+
+    async def _reattach(self, url: str) -> Socket:
+        """Re-attach as a resuming client does: until the server has seen the dropped socket
+        go (the same event-loop turn may bring the new handshake first), the session is still
+        held and the attach is refused, so it is tried again after a short wait."""
+        for attempt in range(REATTACH_TRIES):
+            try:
+                socket = await Socket.open(url)
+                await socket.call("state")
+                return socket
+            except (SessionFailed, ConnectionError) as error:
+                if "held by another" not in str(error) or attempt == REATTACH_TRIES - 1:
+                    raise
+                self.reattach_refused += 1
+            await asyncio.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
 
     async def close(self) -> None:
         socket = await Socket.open(self.ws_url)
@@ -248,6 +269,7 @@ async def soak_server(
         rss_after_mb=_mb(probe.rss_bytes()),
         active_after=health["active_sessions"],
         client_stall_s=round(soak.stall, 2),
+        reattach_refused=soak.reattach_refused,
         health_after=health,
     )
 

@@ -46,6 +46,16 @@ def puzzles(model: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _trained_steps(run: Run, metrics: list[dict[str, Any]]) -> int:
+    """The optimiser steps the run took: its last checkpoint's count (with ``num_iterations``
+    > 1 TRL logs rewards only on the steps that generate), else the last logged step."""
+    steps = [
+        int((_load(path) or {}).get("global_step", 0))
+        for path in run.path("train").glob("checkpoint-*/trainer_state.json")
+    ]
+    return max([metrics[-1]["step"], *steps])
+
+
 def summarise(run: Run) -> dict[str, Any]:
     """Every figure of the report, from the stages' outputs."""
     greedy = _load(run.path("eval-trained/results.json"))
@@ -97,7 +107,7 @@ def summarise(run: Run) -> dict[str, Any]:
         tokens = sum(batch * m.get("completions/mean_length", 0.0) for m in metrics)
         step_seconds = sum(m.get("step_time", 0.0) for m in metrics)
         summary["training"] = {
-            "steps": metrics[-1]["step"],
+            "steps": _trained_steps(run, metrics),
             "wall_s": train.get("seconds"),
             "completions": batch * len(metrics),
             "generated_tokens": tokens,

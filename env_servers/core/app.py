@@ -310,7 +310,11 @@ def create_app(
             "sessions_expired": counters.sessions_expired,
         }
 
-    @app.get("/metrics")
+    @app.get(
+        "/metrics",
+        response_class=Response,
+        responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+    )
     async def metrics() -> Response:
         """Prometheus metrics: sessions, steps, errors by code, step latency, solve and
         invalid-move counts. Needs the token when the server has one."""
