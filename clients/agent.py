@@ -32,6 +32,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
     from env_servers.core.spec import GameSpec
 
 TRANSPORTS = ("websocket", "http", "inprocess")
+REGAIN_WAITS = (0.0, 0.5, 1.5)
+"""Seconds before each new try of a reset whose server vanished: a restarting server has a
+couple of seconds to come back before the episode is lost."""
 SERVER_GONE = (ConnectError, ConnectionLost, RequestTimeout, SessionError)
 """What a vanished server (or one restarted, which forgot its sessions) raises mid-episode."""
 
@@ -185,15 +189,18 @@ class GameAgent:
 
     def _begin(self, row: dict[str, Any]) -> StepResult[Any] | None:
         """``_reset`` for a training run, which must go on when a server vanishes: a failed
-        reset is tried once more on a new connection (a restarted server has forgotten the
-        old session), then the episode is lost (``None``)."""
-        for attempt in (1, 2):
+        reset is tried again on a new connection after each of ``REGAIN_WAITS`` (a restarted
+        server has forgotten the old session, and may take a moment to listen again), then the
+        episode is lost (``None``)."""
+        for wait in (*REGAIN_WAITS, None):
             try:
                 return self._reset(row)
             except SERVER_GONE as error:
                 self._disconnect()
-                if attempt == 2:
+                if wait is None:
                     self._lose(error)
+                else:
+                    time.sleep(wait)
         return None
 
     def _lose(self, error: Exception) -> None:

@@ -17,7 +17,7 @@ from tests.trainer.test_train import TINY, steps_in
 from trainer.checkpoints import last_complete_checkpoint
 from trainer.config import load_config
 
-STEPS = 3
+STEPS = 4
 
 
 def _wait_for(condition: object, what: str, timeout: float = 180.0) -> None:

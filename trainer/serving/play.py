@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from clients.agent import GameAgent
+from clients.errors import ConnectionLost
 from clients.trl import make_env_factory
 from env_servers.core.spec import GameSpec, Mode
 from trainer.evaluate import DEFAULT_MAX_NEW_TOKENS, start_episode
@@ -80,6 +82,7 @@ def play_episode(
     agent = make_env_factory(spec, url=url, mode=mode)()
     try:
         text = start_episode(agent, reset, spec.instruction)
+        _raise_if_lost(agent)
         rollout = Rollout(agent, seed=int(reset.get("seed") or 0))
         rollout.messages.append({"role": "user", "content": text})
         yield {
@@ -101,6 +104,7 @@ def play_episode(
                 play_tools(None, engine.tokenizer, parser, [rollout], max_turns=1, **decoding)
             else:
                 play_answers(None, engine.tokenizer, [rollout], **decoding)
+            _raise_if_lost(agent)
             new = rollout.messages[seen:]
             yield {
                 "event": "turn",
@@ -115,6 +119,13 @@ def play_episode(
     finally:
         if agent._client is not None:
             agent._client.close()
+
+
+def _raise_if_lost(agent: GameAgent) -> None:
+    """A served episode is not scored 0 when its server vanishes, as in training: the caller
+    is told the server failed."""
+    if agent.lost:
+        raise ConnectionLost(agent.lost)
 
 
 def result(rollout: Rollout, mode: Mode) -> dict[str, Any]:
