@@ -308,6 +308,7 @@ def create_app(
             "errors": counters.errors,
             "sessions_opened": counters.sessions_opened,
             "sessions_expired": counters.sessions_expired,
+            "sockets_idle_closed": counters.sockets_idle_closed,
         }
 
     @app.get(

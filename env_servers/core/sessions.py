@@ -85,6 +85,8 @@ class Counters:
 
     sessions_opened: int = 0
     sessions_expired: int = 0
+    sockets_idle_closed: int = 0
+    """Sockets closed for silence after they spoke (their sessions wait for a resume)."""
     resets: int = 0
     steps: int = 0
     errors: int = 0
@@ -291,6 +293,7 @@ class SessionManager:
             elif session.spoke and silent > settings.idle_timeout:
                 reason = f"idle for {settings.idle_timeout:g} s; resume with ?session_id="
                 close_soon(session.socket, WS_CLOSE_IDLE, reason)
+                self.counters.sockets_idle_closed += 1
             elif not session.spoke and silent > settings.first_frame_timeout:
                 reason = f"no message within {settings.first_frame_timeout:g} s"
                 close_soon(session.socket, WS_CLOSE_NO_FIRST_FRAME, reason)

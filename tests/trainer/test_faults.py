@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from benchmarks.procs import ServerProcess, running_server
@@ -90,3 +91,30 @@ def test_training_goes_on_when_its_server_is_killed_and_restarted(
         assert json.loads((checkpoint / "trainer_state.json").read_text())["global_step"] > 0
     assert last_complete_checkpoint(output) == output / f"checkpoint-{STEPS}"
     assert (output / "model.safetensors").exists()
+
+
+@pytest.mark.slow
+def test_training_carries_on_over_sockets_closed_for_idleness(
+    tiny_model: Path, tmp_path: Path
+) -> None:
+    """TRL keeps its environments' sockets open and silent between steps: a server closing
+    them for idleness (here after 0.1 s) loses no session and no episode; the clients resume."""
+    from trainer.train import train
+
+    lost_before = GameAgent.lost_episodes
+    options = ["--idle-timeout", "0.1", "--session-ttl", "600"]
+    with running_server("ours", max_sessions=64, game="wordle", options=options) as server:
+        config = load_config(
+            TINY,
+            game="wordle",
+            output_dir=str(tmp_path / "run"),
+            max_steps=2,
+            episodes=8,
+            max_completion_length=32,
+            wordle_url=server.http_url,
+        )
+        train(config)
+        health = httpx.get(f"{server.http_url}/health", trust_env=False).json()
+    assert health["sockets_idle_closed"] > 0, health
+    assert health["errors"] == 0 and GameAgent.lost_episodes == lost_before, health
+    assert steps_in(tmp_path / "run" / "metrics.jsonl") == [1, 2]
