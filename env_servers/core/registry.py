@@ -76,13 +76,7 @@ def load_family(name: str) -> GameFamily:
             f"Unknown game family '{name}'. Registered families: {', '.join(families) or 'none'}. "
             f"A package adds one with an entry point in the '{FAMILY_GROUP}' group."
         )
-    try:
-        family = families[name].load()
-    except Exception as error:
-        raise UnknownGame(
-            f"Game family '{name}' is registered as '{families[name].value}' but could not be "
-            f"loaded: {type(error).__name__}: {error}"
-        ) from error
+    family = _load("Game family", name, families[name])
     if not isinstance(family, GameFamily) or family.name != name:
         raise UnknownGame(
             f"Entry point '{name}' = '{families[name].value}' must name the GameFamily "
@@ -108,6 +102,17 @@ def _family_spec(family_name: str, member: str) -> GameSpec:
     return spec
 
 
+def _load(kind: str, name: str, entry: EntryPoint) -> Any:
+    """What ``entry`` names, imported now; a failure says which registration broke."""
+    try:
+        return entry.load()
+    except Exception as error:
+        raise UnknownGame(
+            f"{kind} '{name}' is registered as '{entry.value}' but could not be loaded: "
+            f"{type(error).__name__}: {error}"
+        ) from error
+
+
 @cache
 def load_spec(game: str) -> GameSpec:
     """The declaration registered as ``game`` (or made by its family, for ``family:member``)."""
@@ -123,13 +128,7 @@ def load_spec(game: str) -> GameSpec:
             f"Unknown game '{game}'. {hint}Registered games: {known}{_families_note()}. A "
             f"package adds a game with an entry point in the '{ENTRY_POINT_GROUP}' group."
         )
-    try:
-        spec = games[game].load()
-    except Exception as error:
-        raise UnknownGame(
-            f"Game '{game}' is registered as '{games[game].value}' but could not be loaded: "
-            f"{type(error).__name__}: {error}"
-        ) from error
+    spec = _load("Game", game, games[game])
     if not isinstance(spec, GameSpec):
         raise UnknownGame(
             f"Entry point '{game}' = '{games[game].value}' must name a GameSpec (the game's "
