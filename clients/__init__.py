@@ -9,19 +9,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["AsyncEnvClient", "ClientError", "EnvClient", "GameAgent", "StepResult"]
+__all__ = [
+    "AsyncEnvClient",
+    "ClientError",
+    "EnvClient",
+    "Episode",
+    "GameAgent",
+    "PlayedEpisode",
+    "StepResult",
+]
 
 _WHERE = {
     "AsyncEnvClient": "clients.base",
     "EnvClient": "clients.base",
     "StepResult": "clients.base",
+    "Episode": "clients.base",
+    "PlayedEpisode": "clients.base",
     "ClientError": "clients.errors",
     "GameAgent": "clients.agent",
 }
 
 if TYPE_CHECKING:
     from clients.agent import GameAgent
-    from clients.base import AsyncEnvClient, EnvClient, StepResult
+    from clients.base import AsyncEnvClient, EnvClient, Episode, PlayedEpisode, StepResult
     from clients.errors import ClientError
 
 

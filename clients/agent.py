@@ -29,14 +29,16 @@ reset, tools mode) and its tools, which call ``self._step(action)``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from clients.base import EnvClient, StepResult
+from clients.base import EnvClient, Episode, StepResult
 from clients.errors import (
     ClientError,
     ConnectError,
@@ -159,6 +161,41 @@ class GameAgent:
         except EpisodeLost:
             return None
 
+    def _answer_all(self, rows: Sequence[dict[str, Any]], texts: Sequence[str]) -> list[Self]:
+        """Answer mode, many episodes on this agent's session: row ``i`` answered with
+        ``texts[i]``, each returned as a copy of the agent at its end. One frame per batch
+        where the server offers ``episodes``; should the server vanish meanwhile, the batch is
+        played an episode at a time, each regained or lost on its own as ``_begin`` does."""
+        action = self._game_spec.answer_action
+        if action is None:
+            raise TypeError(f"{self._game_spec.name} has no answer mode.")
+        episodes = [
+            Episode(self._reset_fields(row), [action(text)])
+            for row, text in zip(rows, texts, strict=True)
+        ]
+        try:
+            played = self._connect().play(episodes)
+        except SERVER_GONE:
+            self._disconnect()
+            return [self._answer_one(row, text) for row, text in zip(rows, texts, strict=True)]
+        finished = []
+        for episode in played:
+            self._clear_episode()
+            self.answered = True
+            for index, result in enumerate(episode.results):
+                if index:  # a step; the first is the reset
+                    self.steps += 1
+                self._observe(result)
+            if episode.error is not None:
+                raise episode.error
+            finished.append(copy.copy(self))
+        return finished
+
+    def _answer_one(self, row: dict[str, Any], text: str) -> Self:
+        self._begin(row)  # a server gone: the episode is lost, and scores 0
+        self._answer(text)
+        return copy.copy(self)
+
     def _clear_episode(self) -> None:
         self.steps = 0
         self.server_reward = 0.0
@@ -178,12 +215,16 @@ class GameAgent:
         self.observation = result.observation
         self._record(result.observation)
 
-    def _reset(self, row: dict[str, Any]) -> StepResult[Any]:
-        self._clear_episode()
+    def _reset_fields(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The reset fields of an episode: the row's game fields over the class defaults."""
         fields = {
             k: v for k, v in row.items() if k in self._game_spec.reset_fields and v is not None
         }
-        result = self._connect().reset(**{**self._reset_defaults, **fields})
+        return {**self._reset_defaults, **fields}
+
+    def _reset(self, row: dict[str, Any]) -> StepResult[Any]:
+        self._clear_episode()
+        result = self._connect().reset(**self._reset_fields(row))
         self._observe(result)
         return result
 

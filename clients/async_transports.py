@@ -39,6 +39,7 @@ class AsyncTransport(Protocol):
     async def reset(self, kwargs: Mapping[str, Any]) -> dict[str, Any]: ...
     async def step(self, action: Mapping[str, Any]) -> dict[str, Any]: ...
     async def state(self) -> dict[str, Any]: ...
+    async def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None: ...
     async def close(self) -> None: ...
 
 
@@ -65,6 +66,9 @@ class AsyncWebSocketTransport(WebSocketSessionView):
 
     async def state(self) -> dict[str, Any]:
         return await self._request("state")
+
+    async def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return await self._request("episodes", batch) if self._session.plays_episodes else None
 
     async def _request(self, kind: str, data: Any = None) -> Any:
         request = self._session.request(kind, data)
@@ -163,6 +167,9 @@ class AsyncHTTPTransport:
     async def state(self) -> dict[str, Any]:
         return await self._send(self._session.state())
 
+    async def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return None  # a WebSocket extension: over HTTP, a request per reset and step
+
     async def close(self) -> None:
         try:
             if (request := self._session.close()) is not None:
@@ -191,6 +198,9 @@ class AsyncInProcessTransport:
 
     async def state(self) -> dict[str, Any]:
         return self._local.state()
+
+    async def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return self._local.episodes(batch)
 
     async def close(self) -> None:
         self._local.close()

@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar
 
 import httpx
+import orjson
 
 from clients.async_transports import (
     AsyncHTTPTransport,
@@ -28,16 +30,27 @@ from clients.async_transports import (
     AsyncTransport,
     AsyncWebSocketTransport,
 )
-from clients.errors import NEEDS_TOKEN, AccessError, ClientError, ConnectError
+from clients.errors import (
+    NEEDS_TOKEN,
+    AccessError,
+    CapacityError,
+    ClientError,
+    ConnectError,
+    ExecutionError,
+    InvalidRequestError,
+    ServerError,
+    server_error,
+)
 from clients.protocol import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RETRIES,
     DEFAULT_MESSAGE_TIMEOUT,
+    EPISODES_FRAME_BYTES,
     ConnectionOptions,
 )
 from clients.transports import HTTPTransport, InProcessTransport, Transport, WebSocketTransport
 from env_servers.core.models import Action, Observation, State
-from env_servers.core.protocol import AUTH_TOKEN_ENV, ErrorCode
+from env_servers.core.protocol import AUTH_TOKEN_ENV, MAX_EPISODES_PER_FRAME, ErrorCode
 
 ActionT = TypeVar("ActionT", bound=Action)
 ObservationT = TypeVar("ObservationT", bound=Observation)
@@ -53,6 +66,47 @@ class StepResult(Generic[ObservationT]):
     observation: ObservationT
     reward: float | None
     done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """A whole episode to play: its reset fields and the actions that follow, in order."""
+
+    reset: Mapping[str, Any]
+    actions: Sequence[Mapping[str, Any]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedEpisode(Generic[ObservationT]):
+    """What ``play`` got for one ``Episode``: the replies to its reset and steps, and the
+    error that stopped it early (a refused action, a step after the end), if one did."""
+
+    results: list[StepResult[ObservationT]]
+    error: ServerError | None = None
+
+
+BATCH_RATE_WAITS = (0.25, 0.5, 1.0, 2.0)
+"""Pauses before sending again an ``episodes`` frame refused for the server's message rate."""
+EPISODE_ERRORS = (InvalidRequestError, ExecutionError)
+"""What stops one episode of a batch played a request at a time, and not the others."""
+
+
+def episode_batches(episodes: Sequence[Episode]) -> list[list[dict[str, Any]]]:
+    """``episodes`` as the data of ``episodes`` frames: at most ``MAX_EPISODES_PER_FRAME``
+    each, and small enough for a server's default frame limit."""
+    batches: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for episode in episodes:
+        data = {"reset": dict(episode.reset), "actions": [dict(a) for a in episode.actions]}
+        cost = len(orjson.dumps(data))
+        if batches[-1] and (
+            len(batches[-1]) == MAX_EPISODES_PER_FRAME or size + cost > EPISODES_FRAME_BYTES
+        ):
+            batches.append([])
+            size = 0
+        batches[-1].append(data)
+        size += cost
+    return [batch for batch in batches if batch]
 
 
 def fetch_extensions(base_url: str, headers: dict[str, str], timeout: float) -> frozenset[str]:
@@ -193,6 +247,12 @@ class _BaseClient(Generic[ActionT, ObservationT, StateT]):
             raise ClientError(f"Unexpected reply for {self.game}: {error}") from None
         return StepResult(observation, data.get("reward"), bool(data["done"]))  # type: ignore[arg-type]
 
+    def _played(self, data: dict[str, Any]) -> PlayedEpisode[ObservationT]:
+        """One episode of an ``episodes`` reply."""
+        error = data.get("error")
+        results = [self._result(result) for result in data.get("results", ())]
+        return PlayedEpisode(results, server_error(error) if error is not None else None)
+
     def _state(self, data: dict[str, Any]) -> StateT:
         return self.state_type.model_validate(data)  # type: ignore[return-value]
 
@@ -219,6 +279,35 @@ class AsyncEnvClient(_BaseClient[ActionT, ObservationT, StateT]):
 
     async def state(self) -> StateT:
         return self._state(await self.transport.state())
+
+    async def play(self, episodes: Sequence[Episode]) -> list[PlayedEpisode[ObservationT]]:
+        """As ``EnvClient.play``."""
+        played: list[PlayedEpisode[ObservationT]] = []
+        for batch in episode_batches(episodes):
+            replies = await self._send_episodes(batch)
+            if replies is None:
+                played += [await self._play_one(episode) for episode in batch]
+            else:
+                played += [self._played(reply) for reply in replies]
+        return played
+
+    async def _send_episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        for wait in BATCH_RATE_WAITS:
+            try:
+                return await self.transport.episodes(batch)
+            except CapacityError:
+                await asyncio.sleep(wait)
+        return await self.transport.episodes(batch)
+
+    async def _play_one(self, episode: dict[str, Any]) -> PlayedEpisode[ObservationT]:
+        results: list[StepResult[ObservationT]] = []
+        try:
+            results.append(await self.reset(**episode["reset"]))
+            for action in episode["actions"]:
+                results.append(await self.step(action))
+        except EPISODE_ERRORS as error:
+            return PlayedEpisode(results, error)
+        return PlayedEpisode(results)
 
     async def aclose(self) -> None:
         """End the session and release the connection (and the container, if any)."""
@@ -265,6 +354,40 @@ class EnvClient(_BaseClient[ActionT, ObservationT, StateT]):
 
     def state(self) -> StateT:
         return self._state(self.transport.state())
+
+    def play(self, episodes: Sequence[Episode]) -> list[PlayedEpisode[ObservationT]]:
+        """Play whole ``episodes`` on this session, one after another, each from its reset:
+        one frame per batch where the server offers ``episodes`` (a trainer judging a batch
+        of replies), else a request per reset and step. A refused action stops its own
+        episode (``PlayedEpisode.error``); a lost connection raises."""
+        played: list[PlayedEpisode[ObservationT]] = []
+        for batch in episode_batches(episodes):
+            replies = self._send_episodes(batch)
+            if replies is None:
+                played += [self._play_one(episode) for episode in batch]
+            else:
+                played += [self._played(reply) for reply in replies]
+        return played
+
+    def _send_episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """One ``episodes`` frame; refused for coming faster than the server's message rate
+        (nothing of it played), it is sent again after a pause."""
+        for wait in BATCH_RATE_WAITS:
+            try:
+                return self.transport.episodes(batch)
+            except CapacityError:
+                time.sleep(wait)
+        return self.transport.episodes(batch)
+
+    def _play_one(self, episode: dict[str, Any]) -> PlayedEpisode[ObservationT]:
+        results: list[StepResult[ObservationT]] = []
+        try:
+            results.append(self.reset(**episode["reset"]))
+            for action in episode["actions"]:
+                results.append(self.step(action))
+        except EPISODE_ERRORS as error:
+            return PlayedEpisode(results, error)
+        return PlayedEpisode(results)
 
     def close(self) -> None:
         """End the session and release the connection (and the container, if any); bounded

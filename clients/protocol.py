@@ -31,6 +31,7 @@ from clients.errors import (
     server_error,
 )
 from env_servers.core.protocol import (
+    EXT_EPISODES,
     EXT_HTTP_SESSIONS,
     EXT_REQUEST_ID,
     EXT_RESUME,
@@ -49,9 +50,13 @@ DEFAULT_CLOSE_TIMEOUT = 10.0
 """The closing handshake's bound: a finalizer may close a client at interpreter exit, with
 the server gone."""
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+EPISODES_FRAME_BYTES = 48 * 1024
+"""The most JSON one ``episodes`` frame carries: under a server's default frame limit."""
 RETRY_BACKOFF = 0.2
 REFUSALS = frozenset({ErrorCode.CAPACITY_REACHED, ErrorCode.SESSION_ERROR, ErrorCode.FACTORY_ERROR})
 """Codes a server sends, without an id, when it refuses a connection before closing it."""
+FRESH_START = frozenset({"reset", "episodes"})
+"""Requests that begin with a reset, so a new socket (a new session) may replay them."""
 CLOSE_FRAME = b'{"type":"close"}'
 """Ends the session on the server (a bare socket close would keep it for resume)."""
 
@@ -125,6 +130,11 @@ class WebSocketSession:
         self._fresh = False
 
     @property
+    def plays_episodes(self) -> bool:
+        """Whether the server takes whole episodes in one ``episodes`` frame."""
+        return EXT_EPISODES in self.options.extensions
+
+    @property
     def resumable(self) -> bool:
         return EXT_RESUME in self.options.extensions and self.session_id is not None
 
@@ -172,6 +182,8 @@ class WebSocketSession:
         data = reply.get("data")
         if request.kind == "reset":
             self.session_id = data.get("session_id", self.session_id)
+        elif request.kind == "episodes" and data and data[0].get("results"):
+            self.session_id = data[0]["results"][0].get("session_id", self.session_id)
         return Reply(data)
 
     def timed_out(self, request: Request) -> Reply:
@@ -186,12 +198,12 @@ class WebSocketSession:
         """The socket failed during ``request`` (attempt 0, 1…): the seconds to wait before
         sending it again on a new socket. Raises the server's refusal, or ``ConnectionLost``
         when the request may not be retried: without resume a new socket is a new session,
-        so only a reset may be re-sent."""
+        so only a reset (or a batch of episodes, each starting with one) may be re-sent."""
         refusal = _refusal(error, self.session_id)
         if refusal is not None:
             self.session_id = None
             raise refusal
-        retryable = request.kind == "reset" or self.resumable
+        retryable = request.kind in FRESH_START or self.resumable
         if not retryable or attempt >= self.options.max_retries:
             raise ConnectionLost(
                 f"Connection to {self.url} lost during '{request.kind}' ({error})."

@@ -67,6 +67,10 @@ class Transport(Protocol):
     def reset(self, kwargs: Mapping[str, Any]) -> dict[str, Any]: ...
     def step(self, action: Mapping[str, Any]) -> dict[str, Any]: ...
     def state(self) -> dict[str, Any]: ...
+    def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """The ``episodes`` reply's data, or None where the server does not offer it."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -99,6 +103,9 @@ class WebSocketTransport(WebSocketSessionView):
 
     def state(self) -> dict[str, Any]:
         return self._request("state")
+
+    def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return self._request("episodes", batch) if self._session.plays_episodes else None
 
     def _request(self, kind: str, data: Any = None) -> Any:
         request = self._session.request(kind, data)
@@ -200,6 +207,9 @@ class HTTPTransport:
     def state(self) -> dict[str, Any]:
         return self._send(self._session.state())
 
+    def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return None  # a WebSocket extension: over HTTP, a request per reset and step
+
     def close(self) -> None:
         try:
             if (request := self._session.close()) is not None:
@@ -227,12 +237,15 @@ class InProcessTransport:
         self.session_id: str | None = self._session.id
 
     def _call(self, method: str, argument: Any = None) -> Any:
-        from env_servers.core import wire
+        from env_servers.core import episodes, wire
         from env_servers.core.errors import EnvServerError
 
         try:
             if method == "state":
                 return orjson.loads(wire.model_json(self._manager.state(self._session)))
+            if method == "episodes":
+                played = episodes.play(self._manager, self._session, argument, metered=False)
+                return orjson.loads(played)
             run = self._manager.reset if method == "reset" else self._manager.step
             return orjson.loads(wire.result_body(run(self._session, argument), self.session_id))
         except EnvServerError as error:
@@ -246,6 +259,9 @@ class InProcessTransport:
 
     def state(self) -> dict[str, Any]:
         return self._call("state")
+
+    def episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        return self._call("episodes", batch)
 
     def close(self) -> None:
         self._manager.close(self._session)

@@ -21,7 +21,6 @@ importable from this module for any registered game.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -152,19 +151,17 @@ class AnswerJudge:
     def _play(
         agent: GameAgent, indices: range, completions: Sequence[Any], columns: dict[str, Any]
     ) -> list[GameAgent]:
-        """Play the episodes of rows ``indices`` one after another on ``agent``'s session."""
+        """Play the episodes of rows ``indices`` on ``agent``'s session, in batches."""
         fields = agent._game_spec.reset_fields
-        played = []
-        for index in indices:
-            row = {
+        rows = [
+            {
                 name: values[index]
                 for name, values in columns.items()
                 if name in fields and isinstance(values, Sequence)
             }
-            agent._begin(row)  # a server gone: the episode is lost, and scores 0
-            agent._answer(completion_text(completions[index]))
-            played.append(copy.copy(agent))
-        return played
+            for index in indices
+        ]
+        return agent._answer_all(rows, [completion_text(completions[i]) for i in indices])
 
 
 def trl_reward(

@@ -33,6 +33,15 @@ EXT_MCP_RESET = "mcp-reset"
 """JSON-RPC method ``arenagym/reset`` at ``/mcp``: start an episode without leaving MCP; its
 result carries the opening text a model reads."""
 
+EXT_EPISODES = "episodes"
+"""WebSocket frame ``{"type": "episodes", "data": [{"reset": {…}, "actions": [{…}, …]}, …]}``:
+whole episodes played one after another on the socket's session, answered by one frame whose
+``data`` holds, per episode, ``{"results": [reset reply, step reply, …]}`` plus ``"error"``
+where one stopped it. A batch of replies judged at once costs a round trip per batch, not
+two per reply."""
+MAX_EPISODES_PER_FRAME = 64
+"""The most episodes one ``episodes`` frame may hold: a frame is answered in one go."""
+
 EXTENSIONS: tuple[str, ...] = (
     EXT_REQUEST_ID,
     EXT_SESSION_ID,
@@ -40,6 +49,7 @@ EXTENSIONS: tuple[str, ...] = (
     EXT_HTTP_SESSIONS,
     EXT_STRUCTURED_ERRORS,
     EXT_MCP_RESET,
+    EXT_EPISODES,
 )
 
 SESSION_HEADER = "X-Session-Id"

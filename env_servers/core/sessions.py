@@ -186,15 +186,15 @@ class SessionManager:
         if not session.started or self.draining:
             self.close(session)
 
-    def admit(self, session: Session) -> bool:
-        """Count a message from the session's socket: False when it comes faster than
-        ``max_message_rate`` allows (bursts of one second's worth pass)."""
+    def admit(self, session: Session, cost: float = 1) -> bool:
+        """Count ``cost`` messages from the session's socket: False when they come faster
+        than ``max_message_rate`` allows (bursts of one second's worth pass)."""
         now = self.clock()
         session.last_seen, session.spoke = now, True
         rate = self.settings.max_message_rate
         if not rate:
             return True
-        tokens = min(rate, session.tokens + (now - session.refilled) * rate) - 1
+        tokens = min(rate, session.tokens + (now - session.refilled) * rate) - cost
         session.refilled = now
         if tokens < 0:
             return False

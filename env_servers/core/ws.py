@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from env_servers.core import wire
+from env_servers.core import episodes, wire
 from env_servers.core.access import OWNER
 from env_servers.core.errors import (
     EnvServerError,
@@ -156,16 +156,19 @@ def answer(manager: SessionManager, session: Session, raw: str | bytes, limit: i
             request_id = None
             raise InvalidRequest('"id" must be a string or a number; the reply echoes it.')
         kind = message.get("type")
-        if kind == "step" or kind == "reset":
+        if kind == "step" or kind == "reset" or kind == "episodes":
             if request_id is not None and raw == session.last_frame:
                 return session.last_reply  # a retry after reconnect: don't play twice
             if kind == "step":
                 observation = manager.step(session, message.get("data"))
-                body = wire.result_body(observation, None)
-            else:
+                reply = wire.frame("observation", wire.result_body(observation, None), request_id)
+            elif kind == "reset":
                 observation = manager.reset(session, message.get("data"))
                 body = wire.result_body(observation, session.id)
-            reply = wire.frame("observation", body, request_id)
+                reply = wire.frame("observation", body, request_id)
+            else:
+                body = episodes.play(manager, session, message.get("data"))
+                reply = wire.frame("episodes", body, request_id)
             if request_id is not None:
                 session.last_frame, session.last_reply = raw, reply
             return reply
@@ -174,7 +177,7 @@ def answer(manager: SessionManager, session: Session, raw: str | bytes, limit: i
         if kind == "close":
             return None
         raise UnknownMessageType(
-            f"Unknown message type {kind!r}. Use one of: reset, step, state, close."
+            f"Unknown message type {kind!r}. Use one of: reset, step, state, close, episodes."
         )
     except EnvServerError as error:
         manager.count_error(error.code.value)

@@ -14,7 +14,7 @@ import uvicorn
 from pydantic import Field
 
 from clients import AsyncWordleClient, WordleClient
-from clients.base import space_url
+from clients.base import Episode, space_url
 from clients.errors import CapacityError, ConnectError, InvalidRequestError, SessionError
 from clients.transports import WebSocketTransport
 from env_servers.wordle.models import WordleAction, WordleObservation
@@ -206,3 +206,6 @@ def test_our_client_works_against_a_plain_openenv_server(openenv_server: str) ->
         result = client.step({"guess": "crane"})
         assert result.observation.payload["guesses_left"] == 5
         assert client.state().step_count == 1
+        # whole episodes: a request per reset and step, as the server offers no batches
+        played = client.play([Episode({"seed": 5}, [{"guess": "crane"}, {"guess": "slate"}])])
+        assert [r.observation.payload["guesses_left"] for r in played[0].results] == [6, 5, 4]
