@@ -26,7 +26,7 @@ pytestmark = pytest.mark.fuzz
 PROPER_CLOSE = {1000, 1001, 1003, 1007, 1008, 1009, 1013} | set(range(4000, 5000))
 """Close codes a server may choose (RFC 6455 §7.4.1, and ours in the 4000s); 1011 means it
 failed, 1006 that it vanished without a close frame."""
-REPLY_TYPES = {"observation", "state", "error"}
+REPLY_TYPES = {"observation", "state", "error", "episodes"}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
@@ -41,9 +41,19 @@ game_fields = st.dictionaries(
     json_values,
     max_size=4,
 )
+episodes = st.lists(
+    st.fixed_dictionaries(
+        {}, optional={"reset": game_fields, "actions": st.lists(game_fields, max_size=3)}
+    )
+    | json_values,
+    max_size=4,
+)
 protocol_frames = st.fixed_dictionaries(
-    {"type": st.sampled_from(["reset", "step", "state", "close"]) | st.text(max_size=10)},
-    optional={"data": game_fields | json_values, "id": json_values},
+    {
+        "type": st.sampled_from(["reset", "step", "state", "close", "episodes"])
+        | st.text(max_size=10)
+    },
+    optional={"data": game_fields | episodes | json_values, "id": json_values},
 )
 FRAMES = {
     "json": json_values.map(json.dumps),
