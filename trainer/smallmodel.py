@@ -68,18 +68,22 @@ def build_model(
 ) -> Path:
     """Write a randomly initialised Qwen3 model of shape ``arch`` and its tokenizer to
     ``directory``; returns the directory."""
+    tokenizer = build_tokenizer(corpus, vocab_size)
+    model = new_model(tokenizer, {**DEFAULT_ARCH, **(arch or {})}, max_positions=1024, seed=seed)
+    return save_model(model, tokenizer, directory)
+
+
+def new_model(tokenizer: Any, arch: Mapping[str, Any], *, max_positions: int, seed: int) -> Any:
+    """A randomly initialised Qwen3 model of shape ``arch`` (seeded) for ``tokenizer``, its
+    generation ending and padding with the tokenizer's tokens."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    tokenizer = build_tokenizer(corpus, vocab_size)
     torch.manual_seed(seed)
-    shape: dict[str, Any] = {**DEFAULT_ARCH, **(arch or {})}
     config = Qwen3Config(
         vocab_size=len(tokenizer),
-        **shape,
-        max_position_embeddings=1024,
+        **arch,
+        max_position_embeddings=max_positions,
         tie_word_embeddings=True,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
@@ -88,6 +92,13 @@ def build_model(
     model = Qwen3ForCausalLM(config)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
+    return model
+
+
+def save_model(model: Any, tokenizer: Any, directory: str | Path) -> Path:
+    """Save ``model`` and ``tokenizer`` to ``directory`` (made if missing); returns it."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return directory

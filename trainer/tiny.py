@@ -167,31 +167,13 @@ def default_cache_dir() -> Path:
 
 def write_tiny_model(directory: str | Path, progress: bool = False) -> Path:
     """Build the tiny model and tokenizer and save both to ``directory``."""
-    import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+    from trainer.smallmodel import build_tokenizer, new_model, save_model
 
-    from trainer.smallmodel import build_tokenizer
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     texts = [m["content"] for messages, _ in _warmup_conversations() for m in messages]
     tokenizer = build_tokenizer((_CORPUS + texts) * 4, VOCAB_SIZE, split_digits=False)
-    torch.manual_seed(SEED)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        **_ARCH,
-        max_position_embeddings=4096,
-        tie_word_embeddings=True,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=None,
-    )
-    model = Qwen3ForCausalLM(config)
+    model = new_model(tokenizer, _ARCH, max_positions=4096, seed=SEED)
     _warm_up(model, tokenizer, progress)
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    directory = save_model(model, tokenizer, directory)
     (directory / MARKER).write_text(json.dumps({"version": _config_version()}) + "\n")
     return directory
 
