@@ -292,12 +292,23 @@ class AsyncEnvClient(_BaseClient[ActionT, ObservationT, StateT]):
         return played
 
     async def _send_episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        for wait in BATCH_RATE_WAITS:
+        replies: list[dict[str, Any]] = []
+        waits = iter(BATCH_RATE_WAITS)
+        while len(replies) < len(batch):
             try:
-                return await self.transport.episodes(batch)
+                answered = await self.transport.episodes(batch[len(replies) :])
             except CapacityError:
+                wait = next(waits, None)
+                if wait is None:
+                    raise
                 await asyncio.sleep(wait)
-        return await self.transport.episodes(batch)
+                continue
+            if answered is None:
+                return None
+            if not answered:
+                raise ClientError("The server answered an episodes frame with no episode.")
+            replies += answered
+        return replies
 
     async def _play_one(self, episode: dict[str, Any]) -> PlayedEpisode[ObservationT]:
         results: list[StepResult[ObservationT]] = []
@@ -370,14 +381,26 @@ class EnvClient(_BaseClient[ActionT, ObservationT, StateT]):
         return played
 
     def _send_episodes(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        """One ``episodes`` frame; refused for coming faster than the server's message rate
-        (nothing of it played), it is sent again after a pause."""
-        for wait in BATCH_RATE_WAITS:
+        """The replies to ``batch``, over as many ``episodes`` frames as the server takes to
+        play it (it may answer the first episodes only); a frame refused for coming faster
+        than the server's message rate (nothing of it played) is sent again after a pause."""
+        replies: list[dict[str, Any]] = []
+        waits = iter(BATCH_RATE_WAITS)
+        while len(replies) < len(batch):
             try:
-                return self.transport.episodes(batch)
+                answered = self.transport.episodes(batch[len(replies) :])
             except CapacityError:
+                wait = next(waits, None)
+                if wait is None:
+                    raise
                 time.sleep(wait)
-        return self.transport.episodes(batch)
+                continue
+            if answered is None:
+                return None
+            if not answered:
+                raise ClientError("The server answered an episodes frame with no episode.")
+            replies += answered
+        return replies
 
     def _play_one(self, episode: dict[str, Any]) -> PlayedEpisode[ObservationT]:
         results: list[StepResult[ObservationT]] = []

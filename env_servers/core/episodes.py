@@ -6,11 +6,13 @@ server. Here a client sends the episodes (reset fields and actions) together, an
 played one after another on its own session, exactly as the same ``reset`` and ``step``
 frames would play them (same validation, same counters, each reset's reply with the session
 id, the session left as the last episode left it). An episode that hits an error (a refused action, a step after its end) stops there
-with that error, and the next episode goes on.
+with that error, and the next episode goes on. A reply may hold fewer episodes than were
+sent (``FRAME_SECONDS``): the first ones; the client sends the rest again.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import orjson
@@ -21,6 +23,9 @@ from env_servers.core.protocol import MAX_EPISODES_PER_FRAME
 from env_servers.core.sessions import Session, SessionManager
 
 EPISODE = '{"reset": {…}, "actions": [{…}, …]}'
+FRAME_SECONDS = 0.05
+"""How long one frame's episodes may hold the event loop before the rest is left unplayed (a
+game whose reset takes seconds must not stall every other session for a whole batch)."""
 
 
 def parse(data: Any) -> list[tuple[Any, list[Any]]]:
@@ -44,8 +49,10 @@ def parse(data: Any) -> list[tuple[Any, list[Any]]]:
 
 
 def play(manager: SessionManager, session: Session, data: Any, *, metered: bool = True) -> bytes:
-    """Play the episodes of ``data`` on ``session``; the reply's JSON data. ``metered``: the
-    batch counts as its reset and step messages against the socket's message rate."""
+    """Play the episodes of ``data`` on ``session``, at least the first and then as many as
+    ``FRAME_SECONDS`` allow; the reply's JSON data, one entry per episode played (the first
+    ones). ``metered``: the batch counts as its reset and step messages against the socket's
+    message rate."""
     episodes = parse(data)
     messages = sum(1 + len(actions) for _, actions in episodes)
     if metered and not manager.admit(session, messages - 1):  # the frame itself was counted
@@ -53,7 +60,13 @@ def play(manager: SessionManager, session: Session, data: Any, *, metered: bool 
             f"{messages} messages in one frame exceed this socket's allowance of "
             f"{manager.settings.max_message_rate:g} per second; send smaller batches or wait."
         )
-    return b"[" + b",".join(_play_one(manager, session, *episode) for episode in episodes) + b"]"
+    deadline = time.perf_counter() + FRAME_SECONDS
+    played = [_play_one(manager, session, *episodes[0])]
+    for episode in episodes[1:]:
+        if time.perf_counter() > deadline:
+            break  # the rest is the client's to send again: the server answers others first
+        played.append(_play_one(manager, session, *episode))
+    return b"[" + b",".join(played) + b"]"
 
 
 def _play_one(manager: SessionManager, session: Session, reset: Any, actions: list[Any]) -> bytes:

@@ -37,8 +37,9 @@ EXT_EPISODES = "episodes"
 """WebSocket frame ``{"type": "episodes", "data": [{"reset": {…}, "actions": [{…}, …]}, …]}``:
 whole episodes played one after another on the socket's session, answered by one frame whose
 ``data`` holds, per episode, ``{"results": [reset reply, step reply, …]}`` plus ``"error"``
-where one stopped it. A batch of replies judged at once costs a round trip per batch, not
-two per reply."""
+where one stopped it. The server may answer only the first episodes (at least one), after a
+few tens of milliseconds of play: the client sends the rest again. A batch of replies judged
+at once costs a round trip per batch, not two per reply."""
 MAX_EPISODES_PER_FRAME = 64
 """The most episodes one ``episodes`` frame may hold: a frame is answered in one go."""
 

@@ -16,6 +16,7 @@ from clients.errors import InvalidRequestError
 from clients.protocol import EPISODES_FRAME_BYTES, ConnectionOptions
 from clients.transports import WebSocketTransport
 from clients.trl import make_env_factory
+from env_servers.core import episodes
 from env_servers.core.protocol import EXT_EPISODES, MAX_EPISODES_PER_FRAME
 from tests.live import LiveServer, live_server
 
@@ -67,11 +68,26 @@ def test_play_is_the_same_over_every_transport(server: LiveServer) -> None:
         assert summary(local.play(EPISODES)) == expected
 
 
-async def test_the_async_client_plays_the_same(server: LiveServer) -> None:
+def test_play_sends_again_what_the_server_left_unplayed(
+    server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with WordleClient.in_process() as local:
+        expected = summary(local.play(EPISODES))
+    monkeypatch.setattr(episodes, "FRAME_SECONDS", 0.0)  # one episode per frame
+    with WordleClient.from_url(server.url) as client:
+        assert summary(client.play(EPISODES)) == expected
+        assert frames_sent(client) == len(EPISODES)
+
+
+async def test_the_async_client_plays_the_same(
+    server: LiveServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with WordleClient.in_process() as local:
         expected = summary(local.play(EPISODES))
     async with AsyncWordleClient.from_url(server.url) as client:
         assert EXT_EPISODES in client.transport.extensions  # type: ignore[attr-defined]
+        assert summary(await client.play(EPISODES)) == expected
+        monkeypatch.setattr(episodes, "FRAME_SECONDS", 0.0)  # one episode per frame
         assert summary(await client.play(EPISODES)) == expected
     async with AsyncWordleClient.from_url(server.url, transport="http") as client:
         assert summary(await client.play(EPISODES)) == expected

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from websockets.sync.client import ClientConnection, connect
 
+from env_servers.core import episodes
 from env_servers.core.protocol import EXT_EPISODES, MAX_EPISODES_PER_FRAME
 from tests.live import WEBSOCKET_IMPLEMENTATIONS, LiveServer, live_server
 
@@ -154,3 +155,16 @@ def _resets(server: LiveServer) -> float:
         if line.startswith("arenagym_resets_total"):
             return float(line.split()[-1])
     raise AssertionError("no arenagym_resets_total in /metrics")
+
+
+def test_a_frame_answers_its_first_episodes_within_its_time(
+    server: LiveServer, ws: ClientConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of time after the first episode, the server answers that one alone; the rest are
+    not played (the session holds the first episode's end)."""
+    monkeypatch.setattr(episodes, "FRAME_SECONDS", 0.0)
+    reply = send(ws, {"type": "episodes", "data": EPISODES})
+    assert len(reply["data"]) == 1
+    assert reply["data"][0]["results"][-1]["reward"] == 1.0
+    state = send(ws, {"type": "state"})["data"]
+    assert state["step_count"] == 2 and state["done"] is True
