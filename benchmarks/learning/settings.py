@@ -42,6 +42,8 @@ class Settings:
     num_iterations: int = 2
     save_steps: int = 100_000
     loss_type: str = "dapo"
+    beta: float = 0.0
+    """KL penalty towards the warmed-up model (0: none, and no reference model)."""
     # overhead timing
     overhead_steps: int = 24
     overhead_skip: int = 4

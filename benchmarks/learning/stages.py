@@ -134,7 +134,7 @@ def train_config(run: Run, output_dir: Path, **overrides: Any) -> Path:
         "per_device_train_batch_size": s.batch_size,
         "learning_rate": s.learning_rate,
         "warmup_steps": s.lr_warmup_steps,
-        "beta": 0.0,
+        "beta": s.beta,
         "loss_type": s.loss_type,
         "temperature": s.temperature,
         "max_completion_length": s.max_new_tokens,
