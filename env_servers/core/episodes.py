@@ -5,9 +5,10 @@ one frame each way per episode costs the trainer's process more than the game co
 server. Here a client sends the episodes (reset fields and actions) together, and they are
 played one after another on its own session, exactly as the same ``reset`` and ``step``
 frames would play them (same validation, same counters, each reset's reply with the session
-id, the session left as the last episode left it). An episode that hits an error (a refused action, a step after its end) stops there
-with that error, and the next episode goes on. A reply may hold fewer episodes than were
-sent (``FRAME_SECONDS``): the first ones; the client sends the rest again.
+id, the session left as the last episode left it). An episode that hits an error (a refused
+action, a step after its end) stops there with that error, and the next episode goes on. A
+reply may hold fewer episodes than were sent (``FRAME_SECONDS``): the first ones; the client
+sends the rest again.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def play(manager: SessionManager, session: Session, data: Any, *, metered: bool 
         if time.perf_counter() > deadline:
             break  # the rest is the client's to send again: the server answers others first
         played.append(_play_one(manager, session, *episode))
+    if metered and len(played) < len(episodes):  # counted again when it comes again
+        manager.refund(session, sum(1 + len(actions) for _, actions in episodes[len(played) :]))
     return b"[" + b",".join(played) + b"]"
 
 

@@ -201,6 +201,11 @@ class SessionManager:
         session.tokens = tokens
         return True
 
+    def refund(self, session: Session, cost: float) -> None:
+        """Give back ``cost`` messages that ``admit`` counted and that were not answered."""
+        if self.settings.max_message_rate:
+            session.tokens += cost
+
     @property
     def active(self) -> int:
         return len(self.sessions)

@@ -168,3 +168,14 @@ def test_a_frame_answers_its_first_episodes_within_its_time(
     assert reply["data"][0]["results"][-1]["reward"] == 1.0
     state = send(ws, {"type": "state"})["data"]
     assert state["step_count"] == 2 and state["done"] is True
+
+
+def test_episodes_left_unplayed_do_not_count_against_the_rate(
+    ws: ClientConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 messages a second: 32 sent, 2 played; the 30 sent again must still pass."""
+    monkeypatch.setattr(episodes, "FRAME_SECONDS", 0.0)
+    batch = [{"reset": {"word": "crane"}, "actions": [{"guess": "crane"}]}] * 16
+    assert len(send(ws, {"type": "episodes", "data": batch})["data"]) == 1
+    reply = send(ws, {"type": "episodes", "data": batch[1:]})
+    assert reply["type"] == "episodes" and len(reply["data"]) == 1
