@@ -118,6 +118,9 @@ def summarise(run: Run) -> dict[str, Any]:
             "last_reward_mean_20": sum(m.get("reward", 0.0) for m in metrics[-20:])
             / len(metrics[-20:]),
         }
+    selection = _load(run.path("select.json"))
+    if selection and selection.get("puzzles"):
+        summary["selection"] = selection
     overhead = _load(run.path("overhead.json"))
     if overhead:
         summary["overhead"] = {
@@ -215,6 +218,17 @@ def markdown(summary: dict[str, Any], png: str) -> str:
             f"step 1, {tr['last_reward_mean_20']:.3f} over the last 20 steps.",
             "",
         ]
+    sel = summary.get("selection")
+    if sel:
+        final = sel["candidates"][-1]
+        lines += [
+            f"Model evaluated: `{sel['selected']}` (step {sel['selected_step']}), the checkpoint "
+            f"that solved the most of {sel['puzzles']} train-pool puzzles no other stage shows "
+            f"(greedy): {_pct(max(c['solve_rate'] for c in sel['candidates']))}; warm-up "
+            f"{_pct(sel['warm_solve_rate'])}, last checkpoint (step {final['step']}) "
+            f"{_pct(final['solve_rate'])}.",
+            "",
+        ]
     oh = summary.get("overhead")
     if oh:
         lines += [
@@ -263,6 +277,18 @@ def plot(summary: dict[str, Any], metrics: list[dict[str, Any]], out_png: Path) 
                 for i in range(len(values))
             ]
             axes[0].plot(steps, smooth, label=f"{label} (mean of {window})")
+    sel = summary.get("selection")
+    if sel:
+        points = [(0, sel["warm_solve_rate"])]
+        points += [(c["step"], c["solve_rate"]) for c in sel["candidates"]]
+        axes[0].plot(
+            *zip(*points, strict=True), "o-", label=f"validation greedy ({sel['puzzles']} puzzles)"
+        )
+        chosen = next(c for c in sel["candidates"] if c["model"] == sel["selected"])
+        axes[0].plot(
+            [chosen["step"]], [chosen["solve_rate"]], "k*", markersize=12, label="evaluated"
+        )
+    if metrics or sel:
         axes[0].set_xlabel("GRPO step")
         axes[0].set_ylim(0, 1)
         axes[0].legend()

@@ -40,10 +40,15 @@ class Settings:
     max_steps: int = 2000
     max_time_s: float = 500.0
     num_iterations: int = 2
-    save_steps: int = 100_000
+    save_steps: int = 50
+    """A checkpoint every this many steps: the ``select`` stage's candidates."""
     loss_type: str = "dapo"
     beta: float = 0.0
     """KL penalty towards the warmed-up model (0: none, and no reference model)."""
+    # checkpoint selection
+    selection_puzzles: int = 500
+    """Train-pool puzzles the ``select`` stage scores each checkpoint on (0: evaluate the final
+    model, no selection)."""
     # overhead timing
     overhead_steps: int = 24
     overhead_skip: int = 4
@@ -82,6 +87,8 @@ TINY = replace(
     train_episodes=8,
     max_steps=2,
     max_time_s=120.0,
+    save_steps=1,
+    selection_puzzles=8,
     overhead_steps=4,
     overhead_skip=2,
     use_cpu=True,

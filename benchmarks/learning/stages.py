@@ -15,7 +15,7 @@ from typing import Any
 from benchmarks.learning.gpu import GpuMemory
 from benchmarks.learning.settings import Settings
 
-STAGES = ("build", "warmup", "base-eval", "train", "eval", "overhead", "report")
+STAGES = ("build", "warmup", "base-eval", "train", "select", "eval", "overhead", "report")
 
 
 @dataclass
@@ -142,6 +142,7 @@ def train_config(run: Run, output_dir: Path, **overrides: Any) -> Path:
         "max_time_s": s.max_time_s,
         "num_iterations": s.num_iterations,
         "save_steps": s.save_steps,
+        "save_total_limit": None,
         "logging_steps": 1,
         "use_cpu": s.use_cpu,
         **overrides,
@@ -160,10 +161,22 @@ def train(run: Run) -> None:
     )
 
 
+def select(run: Run) -> None:
+    from benchmarks.learning.selection import choose
+
+    if run.settings.selection_puzzles:
+        run.record("select.json", choose(run))
+    else:
+        run.record("select.json", {"selected": "train", "puzzles": 0})
+
+
 def evaluate(run: Run) -> None:
-    greedy = _eval(run, ["model-warm", "train"], "eval-trained", sampled=False)
-    sampled = _eval(run, ["train"], "eval-trained-sampled", sampled=True)
-    run.record("eval.json", {"greedy": greedy, "sampled": sampled})
+    from benchmarks.learning.selection import selected_model
+
+    trained = selected_model(run)
+    greedy = _eval(run, ["model-warm", trained], "eval-trained", sampled=False)
+    sampled = _eval(run, [trained], "eval-trained-sampled", sampled=True)
+    run.record("eval.json", {"greedy": greedy, "sampled": sampled, "model": trained})
 
 
 def overhead(run: Run) -> None:
@@ -183,6 +196,7 @@ STAGE_FUNCTIONS: dict[str, tuple[Callable[[Run], None], str]] = {
     "warmup": (warmup, "warmup.json"),
     "base-eval": (base_eval, "base-eval.json"),
     "train": (train, "train.json"),
+    "select": (select, "select.json"),
     "eval": (evaluate, "eval.json"),
     "overhead": (overhead, "overhead.json"),
     "report": (report, "report/learning.json"),

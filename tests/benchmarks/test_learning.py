@@ -5,6 +5,7 @@ sizes."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,40 @@ def test_time_limit_stops_training() -> None:
     assert control.should_training_stop and control.should_save
 
 
+def test_selection_puzzles_are_puzzles_no_other_stage_shows(tmp_path: Path) -> None:
+    from benchmarks.learning.selection import selection_seeds
+    from benchmarks.learning.settings import TINY
+    from benchmarks.learning.stages import Run
+    from clients.trl import make_env_factory
+    from env_servers.core.registry import load_spec
+    from env_servers.countdown.solutions import FIRST_SEED_STRIDE
+    from trainer.data import game_rows
+    from trainer.warmup import demonstrations, validation_seeds
+
+    settings = replace(TINY, selection_puzzles=40, train_episodes=200, warmup_puzzles=300)
+    run = Run(3, tmp_path, settings, url="")
+    seeds = selection_seeds(run)
+    assert len(seeds) == 40 == len(set(seeds))
+    spec = load_spec("countdown")
+    assert spec.episode_key is not None
+    agent = make_env_factory(spec, mode="answer", transport="inprocess", **settings.reset)()
+
+    def key(seed: int) -> object:
+        return spec.episode_key(agent._reset({"seed": seed, "split": "train"}).observation)
+
+    chosen = {key(seed) for seed in seeds}
+    assert len(chosen) == 40  # distinct puzzles, not only distinct prompts
+    demonstrated = [3 * FIRST_SEED_STRIDE + i for i in range(settings.warmup_puzzles)]
+    trained = [row["seed"] for row in game_rows(agent, 3, settings.train_episodes)]
+    shown = demonstrations(spec, 3, settings.warmup_puzzles, 1, settings.reset)
+    validated = validation_seeds(
+        spec, 3, settings.validation_puzzles, settings.reset, exclude={p for p, _ in shown}
+    )
+    for seed in [*demonstrated, *trained, *validated]:
+        assert key(seed) not in chosen
+    assert selection_seeds(run) == seeds
+
+
 @pytest.mark.slow
 def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     pytest.importorskip("trl")
@@ -184,4 +219,11 @@ def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     assert summary["eval"]["base_sampled"]["samples"] == 2
     assert summary["overhead"]["inprocess"]["step_s"] > 0
     assert summary["training"]["steps"] == 2
+    selection = summary["selection"]
+    assert selection["puzzles"] == 8
+    assert [c["step"] for c in selection["candidates"]] == [1, 2]
+    evaluated = json.loads((tmp_path / "eval.json").read_text())["model"]
+    assert evaluated == selection["selected"]
+    trained = json.loads((tmp_path / "eval-trained" / "results.json").read_text())["models"][1]
+    assert trained["source"] == str(tmp_path / selection["selected"])
     assert (tmp_path / "report" / "learning.png").stat().st_size > 0
