@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
@@ -348,13 +349,37 @@ def _type_problems(config: TrainConfig) -> list[str]:
     return problems
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 floats: ``2e-6`` is a number, as it is to anyone
+    writing a learning rate (YAML 1.1 reads it as text and wants ``2.0e-6``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def load_yaml(text: str) -> Any:
+    """A config file's or a ``--field value``'s YAML, safely, with YAML 1.2 floats."""
+    return yaml.load(text, Loader=_Loader)
+
+
 def load_config(path: str | Path | None = None, **overrides: Any) -> TrainConfig:
     """A config from YAML (optional) with ``overrides`` (field → value, ``None`` = unset);
     ``<game>_url`` (``--<game>-url``) sets that game's server."""
     values: dict[str, Any] = {}
     if path is not None:
         text = Path(path).read_text()
-        loaded = yaml.safe_load(text) or {}
+        loaded = load_yaml(text) or {}
         if not isinstance(loaded, dict):
             raise ValueError(f"{path} must hold a mapping of config fields.")
         values.update(loaded)
@@ -406,5 +431,5 @@ def parse_override(name: str, text: str) -> Any:
         close = difflib.get_close_matches(name, list(FIELDS), n=1)
         hint = f" Did you mean --{close[0].replace('_', '-')}?" if close else ""
         raise ValueError(f"Unknown config field '{name}'.{hint} See `arenagym train --help`.")
-    value = yaml.safe_load(text)
+    value = load_yaml(text)
     return text if value is None and text not in ("null", "~", "") else value

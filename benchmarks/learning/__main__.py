@@ -35,13 +35,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def settings_for(args: argparse.Namespace):
-    import yaml
+    from trainer.config import load_yaml
 
     settings = PROFILES[args.profile]
     changes = {}
     for pair in args.set:
         key, _, value = pair.partition("=")
-        changes[key] = yaml.safe_load(value)
+        changes[key] = load_yaml(value)
     return replace(settings, **changes)
 
 

@@ -67,6 +67,20 @@ def test_shipped_configs_load() -> None:
         load_config(TINY, no_such_field=1)
 
 
+def test_exponent_floats_read_as_numbers(tmp_path: Path) -> None:
+    """``2e-6`` is a learning rate in a config file and on the command line alike (YAML 1.1,
+    PyYAML's default, reads it as text)."""
+    from trainer.config import parse_override
+
+    config = tmp_path / "run.yaml"
+    config.write_text("game: countdown\nlearning_rate: 2e-6\nbeta: 4E-2\n")
+    loaded = load_config(config)
+    assert (loaded.learning_rate, loaded.beta) == (2e-6, 0.04)
+    assert parse_override("learning_rate", "1e-5") == 1e-5
+    assert parse_override("max_steps", "3") == 3
+    assert parse_override("output_dir", "1e-5x") == "1e-5x"
+
+
 def test_cli_rejects_bad_overrides_without_a_traceback() -> None:
     result = subprocess.run(
         [*ARENAGYM, "train", "--config", str(TINY), "--num-generations", "3"],
