@@ -56,13 +56,6 @@ def game_url(spec: GameSpec, url: str | None = None) -> Iterator[str]:
         yield server.url
 
 
-def _progress(enabled: bool) -> Any:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    return Progress(*columns, TimeElapsedColumn(), disable=not enabled)
-
-
 def _seed_sampling(seed: int) -> None:
     """With temperature > 0, a rerun samples the same replies (greedy needs no seed)."""
     from transformers import set_seed
@@ -240,6 +233,8 @@ def evaluate(
     ``ModelLoadError`` / ``FileNotFoundError`` for a model and ``ClientError`` for the
     server, each before any generation when it can be known then.
     """
+    from trainer.progress import step_bars
+
     spec = load_spec(game) if isinstance(game, str) else game
     mode = mode or spec.default_mode
     if samples < 1:
@@ -264,7 +259,7 @@ def evaluate(
     outcome = Evaluation(spec, mode, split, seed, episodes, samples, settings, view=view)
     decoding: dict[str, Any] = {"max_new_tokens": max_new_tokens, "temperature": temperature}
     plays = [(seed + i, k) for i in range(episodes) for k in range(samples)]
-    with game_url(spec, url) as server, _progress(progress) as bars:
+    with game_url(spec, url) as server, step_bars(progress) as bars:
         factory = make_env_factory(spec, url=server, mode=mode, **(reset or {}))
         pool = [factory() for _ in range(min(batch_size, len(plays)))]
         pool[0]._reset({"seed": seed, "split": split})  # reach the server before any model

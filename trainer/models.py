@@ -43,8 +43,9 @@ def resolve_model(name_or_path: str) -> str:
         return str(latest_checkpoint(path))
     if _looks_like_path(name_or_path) or (path.parent.is_dir() and path.parent != Path(".")):
         # `outputs/run` with an `outputs/` here means a folder, not the Hub repo outputs/run
+        folder = str(path.parent).rstrip("/") + "/"
         raise FileNotFoundError(
-            f"No such model directory: {name_or_path} ({path.parent}/ exists, {path.name} not)."
+            f"No such model directory: {name_or_path} ({folder} exists, {path.name} not)."
             if path.parent.is_dir() and path.parent != Path(".")
             else f"No such model directory: {name_or_path}."
         )

@@ -11,8 +11,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from transformers import TrainerCallback
+
+
+def step_bars(enabled: bool = True, stderr: bool = False) -> Progress:
+    """Progress bars for long work outside a GRPO run (evaluation, warm-ups): what runs, the
+    bar, steps done of all, time elapsed."""
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    console = Console(stderr=True) if stderr else None
+    return Progress(*columns, TimeElapsedColumn(), console=console, disable=not enabled)
 
 
 class MetricsFile(TrainerCallback):

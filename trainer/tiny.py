@@ -130,8 +130,8 @@ def _warmup_texts(tokenizer: Any) -> list[str]:
 
 def _warm_up(model: object, tokenizer: object, progress: bool = False) -> None:
     import torch
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from trainer.progress import step_bars
 
     texts = _warmup_texts(tokenizer)
     batch = tokenizer(texts, return_tensors="pt", padding=True)  # type: ignore[operator]
@@ -143,11 +143,7 @@ def _warm_up(model: object, tokenizer: object, progress: bool = False) -> None:
         labels[row, : int(starts[-1]) + 1] = -100
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)  # type: ignore[attr-defined]
     model.train()  # type: ignore[attr-defined]
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    bars = Progress(
-        *columns, TimeElapsedColumn(), console=Console(stderr=True), disable=not progress
-    )
-    with bars:
+    with step_bars(progress, stderr=True) as bars:
         task = bars.add_task("Warming the tiny model up", total=WARMUP_STEPS)
         for _ in range(WARMUP_STEPS):
             loss = model(**batch, labels=labels).loss  # type: ignore[operator]

@@ -87,10 +87,12 @@ def supervised_warmup(
     config: WarmupConfig = WarmupConfig(),
     log: Callable[[str], None] = print,
     extra: Mapping[str, Any] | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Train ``model_dir`` on ``examples`` until ``validate`` reaches ``config.stop_at`` (or
     ``max_steps``), save the model and tokenizer to ``output_dir`` with ``warmup.json``
-    (settings, validation curve, why it stopped, and ``extra``), and return that record."""
+    (settings, validation curve, why it stopped, and ``extra``), and return that record.
+    ``on_step(step)`` follows each optimiser step (a progress bar)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -127,6 +129,8 @@ def supervised_warmup(
         optimizer.step()
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
+        if on_step is not None:
+            on_step(step)
         if step % config.eval_every == 0 or step == config.max_steps:
             loss = loss.detach()
             model.eval()

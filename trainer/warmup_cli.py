@@ -1,8 +1,9 @@
 """``arenagym warmup GAME``: a supervised warm-up before GRPO, for models that never answer in
 the game's format (GRPO cannot reward what never happens).
 
-Each registered game is a subcommand, made from its declaration when asked for; a game that
-declares no demonstrations (``GameSpec.demonstrations``) says so in one line and exits 1.
+Each registered game is a subcommand, made from its declaration when asked for; those that
+declare demonstrations (``GameSpec.demonstrations``) are listed, and any other says so in one
+line, naming the games that have a warm-up, and exits 1.
 """
 
 from __future__ import annotations
@@ -21,20 +22,53 @@ CORPUS_EXAMPLES = 4000
 """Demonstrations the small model's tokenizer is trained on."""
 
 
-def _run(
+def _run(spec: GameSpec, reset: dict[str, Any], **options: Any) -> None:
+    """Make the demonstrations, pick validation episodes, warm up and save; a known failure
+    becomes one line on stderr, exit 1."""
+    from transformers.utils import logging as transformers_logging
+
+    from trainer.models import ModelLoadError
+
+    if spec.demonstrations is None:
+        offered = ", ".join(games_with_warmup()) or "none"
+        click.echo(
+            f"Error: {spec.name} declares no demonstrations (GameSpec.demonstrations), so it has "
+            f"no warm-up. Games with one: {offered}.",
+            err=True,
+        )
+        raise click.exceptions.Exit(1)
+    transformers_logging.disable_progress_bar()  # our bar is enough
+    try:
+        _warm_up(spec, reset, **options)
+    except (ModelLoadError, FileNotFoundError, ValueError) as error:
+        click.echo(f"Error: {error}", err=True)
+        raise click.exceptions.Exit(1) from None
+
+
+def games_with_warmup() -> list[str]:
+    """The registered games that declare demonstrations."""
+    from env_servers.core.registry import game_names, load_spec
+
+    return [name for name in game_names() if load_spec(name).demonstrations is not None]
+
+
+def _warm_up(
     spec: GameSpec,
+    reset: dict[str, Any],
     model: str,
     output_dir: Path,
     episodes: int,
     per_episode: int,
     validation: int,
     max_new_tokens: int,
-    reset: dict[str, Any],
     **settings: Any,
 ) -> None:
-    """Make the demonstrations, pick validation episodes, warm up and save."""
+    from pydantic import ValidationError
+
+    from env_servers.core.errors import InvalidRequest
+    from trainer.models import check_device, resolve_model
+    from trainer.progress import step_bars
     from trainer.warmup import (
-        NoDemonstrations,
         WarmupConfig,
         answer_validator,
         demonstrations,
@@ -43,15 +77,18 @@ def _run(
     )
 
     try:
-        examples = demonstrations(spec, settings["seed"], episodes, per_episode, reset)
-        config = WarmupConfig(**settings)
-    except (NoDemonstrations, ValueError) as error:
-        click.echo(f"Error: {error}", err=True)
-        raise click.exceptions.Exit(1) from None
+        spec.reset_type.model_validate(reset)
+    except ValidationError as error:
+        raise ValueError(InvalidRequest.from_validation("--reset", error).message) from None
+    config = WarmupConfig(**settings)
+    if config.device is not None:
+        check_device(config.device)
+    source = model if model == SMALL_MODEL else resolve_model(model)
+    if (Path(source) / "adapter_config.json").is_file():
+        raise ValueError(f"{source} is a LoRA adapter: the warm-up trains a full model")
+    examples = demonstrations(spec, config.seed, episodes, per_episode, reset)
     if not examples:
-        click.echo(f"Error: no demonstrations of {spec.name} with these settings", err=True)
-        raise click.exceptions.Exit(1)
-    source = model
+        raise ValueError(f"no demonstrations of {spec.name} with these settings")
     if model == SMALL_MODEL:
         from trainer.smallmodel import build_model
 
@@ -60,15 +97,18 @@ def _run(
     prompts = {prompt for prompt, _ in examples}
     seeds = validation_seeds(spec, config.seed, validation, reset, exclude=prompts)
     validate = answer_validator(spec, seeds, reset, max_new_tokens=max_new_tokens)
-    record = supervised_warmup(
-        source,
-        output_dir,
-        examples,
-        validate,
-        config,
-        click.echo,
-        extra={"distinct_prompts": len(prompts), "reset": reset},
-    )
+    with step_bars() as bars:
+        task = bars.add_task(f"Warming up on {spec.name}", total=config.max_steps)
+        record = supervised_warmup(
+            source,
+            output_dir,
+            examples,
+            validate,
+            config,
+            lambda line: bars.console.print(line, markup=False, highlight=False),
+            extra={"distinct_prompts": len(prompts), "reset": reset},
+            on_step=lambda step: bars.update(task, completed=step),
+        )
     click.echo(f"Warmed up in {record['steps']} steps ({record['stopped']}): {output_dir}")
 
 
@@ -117,14 +157,14 @@ def game_command(spec: GameSpec) -> click.Command:
     def callback(reset_pairs: tuple[str, ...], **options: Any) -> None:
         _run(spec, reset=parse_reset(reset_pairs), **options)
 
-    offered = "" if spec.demonstrations else " (this game declares no demonstrations)"
     return click.Command(
         spec.name,
         params=params,
         callback=callback,
         no_args_is_help=True,
         context_settings=HELP,
-        help=f"Warm a model up on {spec.name} demonstrations{offered}: the game's answer-mode "
+        hidden=spec.demonstrations is None,  # listed only where it can run
+        help=f"Warm a model up on {spec.name} demonstrations: the game's answer-mode "
         "prompt and worked replies, stopped at a greedy solve rate on train-pool episodes "
         "(never the held-out split).",
     )

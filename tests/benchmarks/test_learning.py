@@ -74,17 +74,6 @@ def test_the_spec_declares_demonstrations_in_the_answer_mode_prompt() -> None:
     assert len(seeds) == 5 == len(set(seeds))
 
 
-def test_warmup_of_a_game_without_demonstrations_is_one_line() -> None:
-    from click.testing import CliRunner
-
-    from trainer.warmup_cli import warmup_app
-
-    result = CliRunner().invoke(warmup_app, ["wordle", "-m", "tiny", "-o", "unused"])
-    assert result.exit_code == 1
-    assert result.output.strip().count("\n") == 0
-    assert "declares no demonstrations" in result.output
-
-
 def test_small_model_splits_digits_and_renders_the_qwen3_template(small_model: Path) -> None:
     from transformers import AutoTokenizer
 
