@@ -43,7 +43,7 @@ class Settings:
     save_steps: int = 50
     """A checkpoint every this many steps: the ``select`` stage's candidates."""
     loss_type: str = "dapo"
-    beta: float = 0.0
+    beta: float = 0.04
     """KL penalty towards the warmed-up model (0: none, and no reference model)."""
     # checkpoint selection
     selection_puzzles: int = 500
