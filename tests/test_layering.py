@@ -18,12 +18,14 @@ AGNOSTIC = ("clients", "trainer")
 SERVER_PARTS_ALLOWED = {
     "env_servers.core.models",
     "env_servers.core.protocol",
+    "env_servers.core.errors",
     "env_servers.core.spec",
     "env_servers.core.family",
     "env_servers.core.registry",
 }
 """What of the server package the clients and the trainer may import: wire models, protocol
-constants and error codes, and the game declarations with their registry (all FastAPI-free)."""
+constants, error codes and the errors' messages, and the game declarations with their
+registry (all FastAPI-free)."""
 GAME_PARTS_ALLOWED = {"models", "spec"}
 """What of a game's own folder they may import: its wire models and its declaration."""
 IN_PROCESS = "InProcessTransport"
