@@ -17,7 +17,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -172,17 +172,22 @@ class NoDemonstrations(ValueError):
     """The game declares no demonstrations (``GameSpec.demonstrations``)."""
 
 
-def demonstrations(
-    spec: GameSpec, seed: int, count: int, per_episode: int, reset: Mapping[str, Any]
-) -> list[tuple[str, str]]:
-    """The game's ``(prompt, reply)`` warm-up pairs (see ``GameSpec.demonstrations``)."""
+def demonstration_maker(spec: GameSpec) -> Callable[..., Iterable[tuple[str, str]]]:
+    """The game's ``GameSpec.demonstrations`` function; ``NoDemonstrations`` where it declares
+    none."""
     if spec.demonstrations is None:
         raise NoDemonstrations(
             f"{spec.name} declares no demonstrations (GameSpec.demonstrations), so it has no "
             "warm-up."
         )
-    make = load_attribute(spec.demonstrations)
-    return list(make(seed, count, per_episode, dict(reset)))
+    return load_attribute(spec.demonstrations)
+
+
+def demonstrations(
+    spec: GameSpec, seed: int, count: int, per_episode: int, reset: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """The game's ``(prompt, reply)`` warm-up pairs (see ``GameSpec.demonstrations``)."""
+    return list(demonstration_maker(spec)(seed, count, per_episode, dict(reset)))
 
 
 def _answer_agent(spec: GameSpec, reset: Mapping[str, Any]) -> GameAgent:

@@ -23,23 +23,19 @@ CORPUS_EXAMPLES = 4000
 
 
 def _run(spec: GameSpec, reset: dict[str, Any], **options: Any) -> None:
-    """Make the demonstrations, pick validation episodes, warm up and save; a known failure
-    becomes one line on stderr, exit 1."""
+    """``_warm_up``, with a known failure as one line on stderr, exit 1."""
     from transformers.utils import logging as transformers_logging
 
     from trainer.models import ModelLoadError
+    from trainer.warmup import NoDemonstrations
 
-    if spec.demonstrations is None:
-        offered = ", ".join(games_with_warmup()) or "none"
-        click.echo(
-            f"Error: {spec.name} declares no demonstrations (GameSpec.demonstrations), so it has "
-            f"no warm-up. Games with one: {offered}.",
-            err=True,
-        )
-        raise click.exceptions.Exit(1)
     transformers_logging.disable_progress_bar()  # our bar is enough
     try:
         _warm_up(spec, reset, **options)
+    except NoDemonstrations as error:
+        offered = ", ".join(games_with_warmup()) or "none"
+        click.echo(f"Error: {error} Games with one: {offered}.", err=True)
+        raise click.exceptions.Exit(1) from None
     except (ModelLoadError, FileNotFoundError, ValueError) as error:
         click.echo(f"Error: {error}", err=True)
         raise click.exceptions.Exit(1) from None
@@ -63,6 +59,7 @@ def _warm_up(
     max_new_tokens: int,
     **settings: Any,
 ) -> None:
+    """Check the input, make the demonstrations, pick validation episodes, warm up and save."""
     from pydantic import ValidationError
 
     from env_servers.core.errors import InvalidRequest
@@ -71,11 +68,13 @@ def _warm_up(
     from trainer.warmup import (
         WarmupConfig,
         answer_validator,
+        demonstration_maker,
         demonstrations,
         supervised_warmup,
         validation_seeds,
     )
 
+    demonstration_maker(spec)  # a game without demonstrations fails before anything else
     try:
         spec.reset_type.model_validate(reset)
     except ValidationError as error:
