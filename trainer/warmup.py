@@ -197,9 +197,9 @@ def _answer_agent(spec: GameSpec, reset: Mapping[str, Any]) -> GameAgent:
     return factory()
 
 
-def _prompt(spec: GameSpec, agent: GameAgent, seed: int) -> str:
+def _prompt(spec: GameSpec, agent: GameAgent, seed: int, split: str = "train") -> str:
     assert spec.answer_prompt is not None  # answer mode: the spec checks it
-    return spec.answer_prompt(agent._reset({"seed": seed, "split": "train"}).observation)
+    return spec.answer_prompt(agent._reset({"seed": seed, "split": split}).observation)
 
 
 def _close(agent: GameAgent) -> None:
@@ -238,16 +238,17 @@ def answer_validator(
     reset: Mapping[str, Any],
     max_new_tokens: int = 64,
     batch_size: int = 256,
+    split: str = "train",
 ) -> Validator:
-    """Greedy solve rate on train-pool episodes ``seeds`` in answer mode, each reply judged by
-    the game (in this process)."""
+    """Greedy solve rate on episodes ``seeds`` of ``split`` in answer mode, each reply judged
+    by the game (in this process)."""
     solved_reward = spec.rewards[spec.solved].function
 
     def validate(model: Any, tokenizer: Any) -> float:
         solved = 0
         agent = _answer_agent(spec, reset)
         try:
-            episodes = [(s, _prompt(spec, agent, s)) for s in seeds]
+            episodes = [(s, _prompt(spec, agent, s, split)) for s in seeds]
             for start in range(0, len(episodes), batch_size):
                 chunk = episodes[start : start + batch_size]
                 prompts = [
@@ -255,7 +256,7 @@ def answer_validator(
                 ]
                 replies = generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
                 for (seed, _), ids in zip(chunk, replies, strict=True):
-                    agent._reset({"seed": seed, "split": "train"})
+                    agent._reset({"seed": seed, "split": split})
                     agent._answer(tokenizer.decode(ids, skip_special_tokens=True))
                     solved += solved_reward(agent) >= 1.0
         finally:

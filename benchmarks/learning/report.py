@@ -220,13 +220,19 @@ def markdown(summary: dict[str, Any], png: str) -> str:
         ]
     sel = summary.get("selection")
     if sel:
-        final = sel["candidates"][-1]
+        checkpoints = [c for c in sel["candidates"] if "averaged" not in c]
+        chosen = next(c for c in sel["candidates"] if c["model"] == sel["selected"])
+        what = (
+            f"the average of the checkpoints of steps {', '.join(map(str, chosen['averaged']))}"
+            if "averaged" in chosen
+            else f"the checkpoint of step {chosen['step']}"
+        )
         lines += [
-            f"Model evaluated: `{sel['selected']}` (step {sel['selected_step']}), the checkpoint "
-            f"that solved the most of {sel['puzzles']} train-pool puzzles no other stage shows "
-            f"(greedy): {_pct(max(c['solve_rate'] for c in sel['candidates']))}; warm-up "
-            f"{_pct(sel['warm_solve_rate'])}, last checkpoint (step {final['step']}) "
-            f"{_pct(final['solve_rate'])}.",
+            f"Model evaluated: `{sel['selected']}`, {what}: of the checkpoints and their "
+            f"averages, the one that solved the most of {sel['puzzles']} validation puzzles "
+            f"(eval-pool puzzles, none of those scored here; greedy): "
+            f"{_pct(chosen['solve_rate'])}; warm-up {_pct(sel['warm_solve_rate'])}, last "
+            f"checkpoint (step {checkpoints[-1]['step']}) {_pct(checkpoints[-1]['solve_rate'])}.",
             "",
         ]
     oh = summary.get("overhead")
@@ -280,10 +286,13 @@ def plot(summary: dict[str, Any], metrics: list[dict[str, Any]], out_png: Path) 
     sel = summary.get("selection")
     if sel:
         points = [(0, sel["warm_solve_rate"])]
-        points += [(c["step"], c["solve_rate"]) for c in sel["candidates"]]
+        points += [(c["step"], c["solve_rate"]) for c in sel["candidates"] if "averaged" not in c]
         axes[0].plot(
             *zip(*points, strict=True), "o-", label=f"validation greedy ({sel['puzzles']} puzzles)"
         )
+        averaged = [(c["step"], c["solve_rate"]) for c in sel["candidates"] if "averaged" in c]
+        if averaged:
+            axes[0].plot(*zip(*averaged, strict=True), "s", label="averages (at their last step)")
         chosen = next(c for c in sel["candidates"] if c["model"] == sel["selected"])
         axes[0].plot(
             [chosen["step"]], [chosen["solve_rate"]], "k*", markersize=12, label="evaluated"

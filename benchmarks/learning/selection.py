@@ -3,9 +3,10 @@ puzzles greedily.
 
 Greedy held-out gains move by a point or two from one checkpoint to the next while the
 training reward keeps rising, so the run saves a checkpoint every ``save_steps`` and this
-stage scores each (and the final model) on train-pool puzzles that neither the warm-up's
-demonstrations, nor its own validation, nor GRPO's episodes show. The held-out split is never
-looked at before the ``eval`` stage.
+stage scores each, the final model, and averages of the last few (:mod:`averaging`) on
+validation puzzles: eval-pool puzzles, drawn as the held-out ones are, that are none of the
+puzzles the ``eval`` stage scores. Those held-out puzzles are never looked at before the
+``eval`` stage, and no stage trains on the eval pool.
 """
 
 from __future__ import annotations
@@ -16,19 +17,18 @@ from typing import Any
 
 from benchmarks.learning.stages import Run
 
-SELECTION_SEED_OFFSET = 500_000
-"""Selection seeds start this far after the warm-up's validation seeds."""
+SELECTION_SEED_BASE = 10**9
+"""Validation episodes are eval-pool seeds this far from the held-out ones (0 up)."""
 
 
 def selection_seeds(run: Run) -> list[int]:
-    """``selection_puzzles`` train-pool seeds of distinct puzzles that none of the run's other
-    episodes shows (the demonstrations, the warm-up's validation, training): puzzles, not
-    prompts, are compared, so a reordering of a seen puzzle's numbers is seen too."""
+    """``selection_puzzles`` eval-pool seeds of distinct puzzles, none of which is one of the
+    ``eval`` stage's (its episodes ``0 .. eval_episodes - 1``): puzzles, not prompts, are
+    compared, so a reordering of a held-out puzzle's numbers is excluded too. The pool's
+    puzzles are drawn as the held-out ones are, so the validation set is as hard; the train
+    pool's puzzles that training left unseen are the rarer, harder ones."""
     from clients.trl import make_env_factory
     from env_servers.core.registry import load_spec
-    from env_servers.countdown.solutions import FIRST_SEED_STRIDE
-    from trainer.data import game_rows
-    from trainer.warmup import VALIDATION_SEED_BASE, demonstrations, validation_seeds
 
     s = run.settings
     spec = load_spec("countdown")
@@ -36,19 +36,12 @@ def selection_seeds(run: Run) -> list[int]:
     agent = make_env_factory(spec, mode="answer", transport="inprocess", **s.reset)()
 
     def key(seed: int) -> Any:
-        return spec.episode_key(agent._reset({"seed": seed, "split": "train"}).observation)
+        return spec.episode_key(agent._reset({"seed": seed, "split": "eval"}).observation)
 
     try:
-        first_demonstration = run.seed * FIRST_SEED_STRIDE
-        seen = {key(first_demonstration + i) for i in range(s.warmup_puzzles)}
-        seen |= {key(row["seed"]) for row in game_rows(agent, run.seed, s.train_episodes)}
-        shown = demonstrations(spec, run.seed, s.warmup_puzzles, s.solutions_per_puzzle, s.reset)
-        warmup_validation = validation_seeds(
-            spec, run.seed, s.validation_puzzles, s.reset, exclude={p for p, _ in shown}
-        )
-        seen |= {key(seed) for seed in warmup_validation}
+        seen = {key(seed) for seed in range(s.eval_episodes)}
         seeds: list[int] = []
-        candidate = VALIDATION_SEED_BASE + run.seed * 10**6 + SELECTION_SEED_OFFSET
+        candidate = SELECTION_SEED_BASE + run.seed * 10**6
         while len(seeds) < s.selection_puzzles:
             puzzle = key(candidate)
             if puzzle not in seen:
@@ -80,9 +73,30 @@ def candidates(run: Run) -> list[tuple[str, int]]:
     return found
 
 
+def averages(run: Run, found: list[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    """For each of ``average_windows``, the average of the last that many checkpoints of
+    ``found`` (all of them where there are fewer), as ``(path relative to the run's directory,
+    the steps averaged)``: made once under ``select/``, then reused. Fewer than two
+    checkpoints make no average."""
+    from benchmarks.learning.averaging import average_models
+
+    made: list[tuple[str, list[int]]] = []
+    for window in run.settings.average_windows:
+        last = found[-window:]
+        steps = [step for _, step in last]
+        if len(last) < 2 or any(steps == done for _, done in made):
+            continue
+        path = f"select/average-{steps[0]}-{steps[-1]}"
+        if not run.path(path).is_dir():
+            run.path("select").mkdir(exist_ok=True)
+            average_models([run.path(source) for source, _ in last], run.path(path))
+        made.append((path, steps))
+    return made
+
+
 def choose(run: Run) -> dict[str, Any]:
-    """Score the warmed-up model and every candidate on the selection puzzles; the best
-    candidate (the earliest of equals) is the one evaluated."""
+    """Score the warmed-up model and every candidate (the checkpoints, then their averages) on
+    the validation puzzles; the best candidate (the first of equals) is the one evaluated."""
     from env_servers.core.registry import load_spec
     from trainer.models import load_model
     from trainer.warmup import answer_validator
@@ -96,6 +110,7 @@ def choose(run: Run) -> dict[str, Any]:
         s.reset,
         max_new_tokens=s.max_new_tokens,
         batch_size=s.eval_batch,
+        split="eval",
     )
     device = "cpu" if s.use_cpu else None
 
@@ -106,14 +121,22 @@ def choose(run: Run) -> dict[str, Any]:
         return rate
 
     warm = score("model-warm")
-    scored = []
-    for path, step in candidates(run):
-        rate = score(path)
-        scored.append({"model": path, "step": step, "solve_rate": rate})
-        run.log(f"select: {path} (step {step}) solves {rate:.1%} of {len(seeds)}")
-    if not scored:
+    found = candidates(run)
+    if not found:
         raise RuntimeError(f"no trained model in {run.path('train')}: run the train stage")
-    best = max(scored, key=lambda c: (c["solve_rate"], -c["step"]))
+    scored: list[dict[str, Any]] = []
+    for path, step in found:
+        scored.append({"model": path, "step": step, "solve_rate": score(path)})
+    for path, steps in averages(run, found):
+        scored.append(
+            {"model": path, "step": steps[-1], "averaged": steps, "solve_rate": score(path)}
+        )
+    for candidate in scored:
+        run.log(
+            f"select: {candidate['model']} (step {candidate['step']}) solves "
+            f"{candidate['solve_rate']:.1%} of {len(seeds)}"
+        )
+    best = max(scored, key=lambda c: c["solve_rate"])
     return {
         "puzzles": len(seeds),
         "warm_solve_rate": warm,

@@ -40,15 +40,18 @@ class Settings:
     max_steps: int = 2000
     max_time_s: float = 500.0
     num_iterations: int = 2
-    save_steps: int = 50
+    save_steps: int = 25
     """A checkpoint every this many steps: the ``select`` stage's candidates."""
     loss_type: str = "dapo"
     beta: float = 0.04
     """KL penalty towards the warmed-up model (0: none, and no reference model)."""
     # checkpoint selection
-    selection_puzzles: int = 500
-    """Train-pool puzzles the ``select`` stage scores each checkpoint on (0: evaluate the final
-    model, no selection)."""
+    selection_puzzles: int = 1000
+    """Validation puzzles (eval-pool puzzles that the ``eval`` stage does not score) the
+    ``select`` stage scores each candidate on (0: evaluate the final model, no selection)."""
+    average_windows: tuple[int, ...] = (4, 8)
+    """The ``select`` stage's averaged candidates: the average of the last this many
+    checkpoints, for each."""
     # overhead timing
     overhead_steps: int = 24
     overhead_skip: int = 4

@@ -162,17 +162,16 @@ def test_time_limit_stops_training() -> None:
     assert control.should_training_stop and control.should_save
 
 
-def test_selection_puzzles_are_puzzles_no_other_stage_shows(tmp_path: Path) -> None:
+def test_selection_puzzles_are_eval_pool_puzzles_the_eval_stage_does_not_score(
+    tmp_path: Path,
+) -> None:
     from benchmarks.learning.selection import selection_seeds
     from benchmarks.learning.settings import TINY
     from benchmarks.learning.stages import Run
     from clients.trl import make_env_factory
     from env_servers.core.registry import load_spec
-    from env_servers.countdown.solutions import FIRST_SEED_STRIDE
-    from trainer.data import game_rows
-    from trainer.warmup import demonstrations, validation_seeds
 
-    settings = replace(TINY, selection_puzzles=40, train_episodes=200, warmup_puzzles=300)
+    settings = replace(TINY, selection_puzzles=40, eval_episodes=300)
     run = Run(3, tmp_path, settings, url="")
     seeds = selection_seeds(run)
     assert len(seeds) == 40 == len(set(seeds))
@@ -180,20 +179,78 @@ def test_selection_puzzles_are_puzzles_no_other_stage_shows(tmp_path: Path) -> N
     assert spec.episode_key is not None
     agent = make_env_factory(spec, mode="answer", transport="inprocess", **settings.reset)()
 
-    def key(seed: int) -> object:
-        return spec.episode_key(agent._reset({"seed": seed, "split": "train"}).observation)
+    def key(seed: int, split: str) -> object:
+        return spec.episode_key(agent._reset({"seed": seed, "split": split}).observation)
 
-    chosen = {key(seed) for seed in seeds}
+    chosen = {key(seed, "eval") for seed in seeds}
     assert len(chosen) == 40  # distinct puzzles, not only distinct prompts
-    demonstrated = [3 * FIRST_SEED_STRIDE + i for i in range(settings.warmup_puzzles)]
-    trained = [row["seed"] for row in game_rows(agent, 3, settings.train_episodes)]
-    shown = demonstrations(spec, 3, settings.warmup_puzzles, 1, settings.reset)
-    validated = validation_seeds(
-        spec, 3, settings.validation_puzzles, settings.reset, exclude={p for p, _ in shown}
-    )
-    for seed in [*demonstrated, *trained, *validated]:
-        assert key(seed) not in chosen
+    held_out = {key(seed, "eval") for seed in range(settings.eval_episodes)}
+    assert not chosen & held_out
     assert selection_seeds(run) == seeds
+    assert selection_seeds(Run(4, tmp_path, settings, url="")) != seeds
+
+
+def _perturbed_copy(source: Path, out: Path, scale: float) -> Path:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(source), dtype=torch.float32)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(scale)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(str(source)).save_pretrained(out)
+    return out
+
+
+def test_an_average_of_models_has_the_mean_weights_and_loads(
+    small_model: Path, tmp_path: Path
+) -> None:
+    import torch
+
+    from benchmarks.learning.averaging import average_models
+    from trainer.models import load_model
+
+    double = _perturbed_copy(small_model, tmp_path / "double", 2.0)
+    out = average_models([small_model, double], tmp_path / "mean")
+    assert not (tmp_path / "mean.partial").exists()
+    mean, tokenizer = load_model(str(out), device="cpu")
+    one, _ = load_model(str(small_model), device="cpu")
+    for (name, got), (_, want) in zip(
+        mean.state_dict().items(), one.state_dict().items(), strict=True
+    ):
+        torch.testing.assert_close(got, want * 1.5, msg=name)
+    assert tokenizer.tokenize("123") == ["1", "2", "3"]
+
+
+def test_averages_are_of_the_last_checkpoints_and_made_once(
+    small_model: Path, tmp_path: Path
+) -> None:
+    from benchmarks.learning.selection import averages
+    from benchmarks.learning.settings import TINY
+    from benchmarks.learning.stages import Run
+
+    (tmp_path / "train").mkdir()
+    found = []
+    for step, scale in ((10, 1.0), (20, 2.0), (30, 3.0)):
+        _perturbed_copy(small_model, tmp_path / f"train/checkpoint-{step}", scale)
+        found.append((f"train/checkpoint-{step}", step))
+    run = Run(0, tmp_path, replace(TINY, average_windows=(2, 3, 8)), url="")
+    made = averages(run, found)
+    assert made == [("select/average-20-30", [20, 30]), ("select/average-10-30", [10, 20, 30])]
+    written = (tmp_path / "select/average-20-30/model.safetensors").stat().st_mtime_ns
+    assert averages(run, found) == made  # the same windows again: reused, not rewritten
+    assert (tmp_path / "select/average-20-30/model.safetensors").stat().st_mtime_ns == written
+    assert averages(run, found[:1]) == []  # one checkpoint: nothing to average
+
+
+def test_averaging_refuses_lora_adapters(tmp_path: Path) -> None:
+    from benchmarks.learning.averaging import average_models
+
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_config.json").write_text("{}")
+    with pytest.raises(ValueError, match="LoRA adapter"):
+        average_models([tmp_path / "adapter"], tmp_path / "out")
 
 
 @pytest.mark.slow
@@ -210,7 +267,8 @@ def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     assert summary["training"]["steps"] == 2
     selection = summary["selection"]
     assert selection["puzzles"] == 8
-    assert [c["step"] for c in selection["candidates"]] == [1, 2]
+    assert [c["step"] for c in selection["candidates"]] == [1, 2, 2]
+    assert selection["candidates"][-1]["averaged"] == [1, 2]
     evaluated = json.loads((tmp_path / "eval.json").read_text())["model"]
     assert evaluated == selection["selected"]
     trained = json.loads((tmp_path / "eval-trained" / "results.json").read_text())["models"][1]
