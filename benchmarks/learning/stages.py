@@ -153,11 +153,25 @@ def train_config(run: Run, output_dir: Path, **overrides: Any) -> Path:
 
 
 def train(run: Run) -> None:
+    """``arenagym train``, for ``max_time_s``. Run again (``--force``), it trains another
+    ``max_time_s`` from the last checkpoint (``arenagym train`` resumes in its output
+    directory), so training can span several 10-minute runs; the record adds up the calls."""
+    record = run.path("train.json")
+    calls = json.loads(record.read_text()).get("calls", []) if record.is_file() else []
     with GpuMemory() as memory:
         config = train_config(run, run.path("train"))
-        command, seconds = arenagym(run, "train", "--config", str(config), log_name="train.log")
+        command, seconds = arenagym(
+            run, "train", "--config", str(config), log_name=f"train-{len(calls) + 1}.log"
+        )
+    calls.append({"command": command, "seconds": seconds, "gpu_memory_mib": memory.peak_mib})
     run.record(
-        "train.json", {"command": command, "seconds": seconds, "gpu_memory_mib": memory.peak_mib}
+        "train.json",
+        {
+            "command": command,
+            "seconds": sum(call["seconds"] for call in calls),
+            "gpu_memory_mib": max(call["gpu_memory_mib"] or 0 for call in calls) or None,
+            "calls": calls,
+        },
     )
 
 

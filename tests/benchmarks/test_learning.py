@@ -274,3 +274,13 @@ def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     trained = json.loads((tmp_path / "eval-trained" / "results.json").read_text())["models"][1]
     assert trained["source"] == str(tmp_path / selection["selected"])
     assert (tmp_path / "report" / "learning.png").stat().st_size > 0
+
+    # the train stage again: training goes on from the last checkpoint, the record adds up
+    again = ["--stage", "train", "--force", "--set", "max_steps=3"]
+    main(["countdown", "--seed", "1", "--profile", "tiny", "--out", str(tmp_path), *again])
+    record = json.loads((tmp_path / "train.json").read_text())
+    assert len(record["calls"]) == 2
+    assert record["seconds"] == sum(call["seconds"] for call in record["calls"])
+    assert (tmp_path / "train" / "checkpoint-3").is_dir()
+    steps = [json.loads(line)["step"] for line in (tmp_path / "train" / "metrics.jsonl").open()]
+    assert steps == [1, 3]  # rewards are logged on generation steps, every num_iterations
