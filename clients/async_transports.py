@@ -27,6 +27,7 @@ from clients.protocol import (
     WebSocketSession,
     WebSocketSessionView,
 )
+from clients.tls import https_context, websocket_ssl
 from clients.transports import InProcessTransport
 
 
@@ -102,8 +103,9 @@ class AsyncWebSocketTransport(WebSocketSessionView):
     async def _open(self) -> ClientConnection:
         options = self._session.options
         try:
+            url = self._session.connect_url()
             self._ws = await connect(
-                self._session.connect_url(),
+                url,
                 additional_headers=dict(options.headers) or None,
                 open_timeout=options.connect_timeout,
                 ping_interval=self.ping_interval,
@@ -112,6 +114,7 @@ class AsyncWebSocketTransport(WebSocketSessionView):
                 max_size=DEFAULT_MAX_MESSAGE_BYTES,
                 compression=None,
                 proxy=None,
+                ssl=websocket_ssl(url),
             )
         except (OSError, InvalidHandshake, TimeoutError) as error:
             raise self._session.connect_failed(error) from None
@@ -142,7 +145,7 @@ class AsyncHTTPTransport:
     def __init__(self, base_url: str, options: ConnectionOptions = DEFAULT_OPTIONS) -> None:
         self._session = HTTPSession(base_url, options)
         # retries cover failed connects only: a request that reached the server is not re-sent
-        transport = httpx.AsyncHTTPTransport(retries=options.max_retries)
+        transport = httpx.AsyncHTTPTransport(retries=options.max_retries, verify=https_context())
         self._http = httpx.AsyncClient(transport=transport, **self._session.client_options())
 
     @property

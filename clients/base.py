@@ -48,6 +48,7 @@ from clients.protocol import (
     EPISODES_FRAME_BYTES,
     ConnectionOptions,
 )
+from clients.tls import https_context
 from clients.transports import HTTPTransport, InProcessTransport, Transport, WebSocketTransport
 from env_servers.core.models import Action, Observation, State
 from env_servers.core.protocol import AUTH_TOKEN_ENV, MAX_EPISODES_PER_FRAME, ErrorCode
@@ -114,7 +115,11 @@ def fetch_extensions(base_url: str, headers: dict[str, str], timeout: float) -> 
     OpenEnv server), so a client only sends what the server understands."""
     try:
         response = httpx.get(
-            f"{base_url.rstrip('/')}/metadata", headers=headers, timeout=timeout, trust_env=False
+            f"{base_url.rstrip('/')}/metadata",
+            headers=headers,
+            timeout=timeout,
+            trust_env=False,
+            verify=https_context(),
         )
     except httpx.TransportError as error:
         raise ConnectError(f"Cannot reach {base_url}: {error}. Is the server running?") from None

@@ -44,6 +44,7 @@ from clients.protocol import (
     WebSocketSessionView,
     ws_url,
 )
+from clients.tls import https_context, websocket_ssl
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
@@ -139,8 +140,9 @@ class WebSocketTransport(WebSocketSessionView):
     def _open(self) -> ClientConnection:
         options = self._session.options
         try:
+            url = self._session.connect_url()
             opened = connect(
-                self._session.connect_url(),
+                url,
                 additional_headers=dict(options.headers) or None,
                 open_timeout=options.connect_timeout,
                 ping_interval=self.ping_interval,
@@ -149,6 +151,7 @@ class WebSocketTransport(WebSocketSessionView):
                 max_size=DEFAULT_MAX_MESSAGE_BYTES,
                 compression=None,
                 proxy=None,
+                ssl=websocket_ssl(url),
             )
         except (OSError, InvalidHandshake, TimeoutError) as error:
             raise self._session.connect_failed(error) from None
@@ -182,7 +185,7 @@ class HTTPTransport:
     def __init__(self, base_url: str, options: ConnectionOptions = DEFAULT_OPTIONS) -> None:
         self._session = HTTPSession(base_url, options)
         # retries cover failed connects only: a request that reached the server is not re-sent
-        transport = httpx.HTTPTransport(retries=options.max_retries)
+        transport = httpx.HTTPTransport(retries=options.max_retries, verify=https_context())
         self._http = httpx.Client(transport=transport, **self._session.client_options())
 
     @property
