@@ -7,8 +7,10 @@ render prompts, and stops on purpose: once greedy decoding solves ``stop_at`` of
 set drawn from the *train* pool (the held-out split is never looked at), so that sampling still
 solves more than greedy does and GRPO has headroom.
 
-A game offers a warm-up by declaring ``GameSpec.demonstrations``; validation plays the game's
-answer mode in this process.
+A game offers a warm-up by declaring ``GameSpec.demonstrations`` (worked replies to a first
+observation); the warm-up picks the episodes, plays them and validation in this process, and
+leaves out of validation every episode it demonstrated, as ``GameSpec.episode_key`` compares
+them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -164,6 +166,8 @@ def supervised_warmup(
 
 # -- a game's demonstrations and validation ------------------------------------------------
 
+DEMONSTRATION_SEED_STRIDE = 10**7
+"""Warm-up seed ``s`` demonstrates the train-pool episodes of game seeds ``s * STRIDE ..``."""
 VALIDATION_SEED_BASE = 10**9
 """Validation episodes come from train-pool seeds far from any demonstration's."""
 
@@ -172,7 +176,17 @@ class NoDemonstrations(ValueError):
     """The game declares no demonstrations (``GameSpec.demonstrations``)."""
 
 
-def demonstration_maker(spec: GameSpec) -> Callable[..., Iterable[tuple[str, str]]]:
+@dataclass(frozen=True)
+class Demonstration:
+    """A worked reply to an episode's answer-mode prompt, and the episode it answers (as
+    ``GameSpec.episode_key`` identifies it, else its prompt)."""
+
+    prompt: str
+    reply: str
+    episode: Hashable
+
+
+def demonstration_maker(spec: GameSpec) -> Callable[..., Iterable[str]]:
     """The game's ``GameSpec.demonstrations`` function; ``NoDemonstrations`` where it declares
     none."""
     if spec.demonstrations is None:
@@ -185,9 +199,27 @@ def demonstration_maker(spec: GameSpec) -> Callable[..., Iterable[tuple[str, str
 
 def demonstrations(
     spec: GameSpec, seed: int, count: int, per_episode: int, reset: Mapping[str, Any]
-) -> list[tuple[str, str]]:
-    """The game's ``(prompt, reply)`` warm-up pairs (see ``GameSpec.demonstrations``)."""
-    return list(demonstration_maker(spec)(seed, count, per_episode, dict(reset)))
+) -> list[Demonstration]:
+    """``per_episode`` different worked replies (as the game gives them) to each of ``count``
+    train-pool episodes (game seeds ``seed * DEMONSTRATION_SEED_STRIDE ..``, made with the
+    ``reset`` fields, played in this process), shuffled by ``seed``."""
+    replies = demonstration_maker(spec)
+    rng = random.Random(f"{spec.name}-demonstrations-{seed}")
+    agent = _answer_agent(spec, reset)
+    found: list[Demonstration] = []
+    try:
+        first = seed * DEMONSTRATION_SEED_STRIDE
+        for game_seed in range(first, first + count):
+            observation = _first_observation(agent, game_seed)
+            prompt, episode = _prompt(spec, observation), _episode(spec, observation)
+            found += [
+                Demonstration(prompt, reply, episode)
+                for reply in replies(observation, per_episode, rng)
+            ]
+    finally:
+        _close(agent)
+    rng.shuffle(found)
+    return found
 
 
 def _answer_agent(spec: GameSpec, reset: Mapping[str, Any]) -> GameAgent:
@@ -197,9 +229,20 @@ def _answer_agent(spec: GameSpec, reset: Mapping[str, Any]) -> GameAgent:
     return factory()
 
 
-def _prompt(spec: GameSpec, agent: GameAgent, seed: int, split: str = "train") -> str:
+def _first_observation(agent: GameAgent, seed: int, split: str = "train") -> Any:
+    return agent._reset({"seed": seed, "split": split}).observation
+
+
+def _prompt(spec: GameSpec, observation: Any) -> str:
     assert spec.answer_prompt is not None  # answer mode: the spec checks it
-    return spec.answer_prompt(agent._reset({"seed": seed, "split": split}).observation)
+    return spec.answer_prompt(observation)
+
+
+def _episode(spec: GameSpec, observation: Any) -> Hashable:
+    """What identifies the episode: the game's ``episode_key``, else its prompt."""
+    if spec.episode_key is not None:
+        return spec.episode_key(observation)
+    return _prompt(spec, observation)
 
 
 def _close(agent: GameAgent) -> None:
@@ -212,19 +255,21 @@ def validation_seeds(
     seed: int,
     count: int,
     reset: Mapping[str, Any],
-    exclude: Collection[str] = (),
+    exclude: Collection[Hashable] = (),
 ) -> list[int]:
-    """``count`` train-pool seeds whose prompts differ from each other and from ``exclude``
-    (the demonstrations' prompts), so the warm-up's stop is judged on episodes it never saw."""
+    """``count`` train-pool seeds of episodes that differ from each other and from
+    ``exclude`` (the demonstrations' ``episode``), compared as the game identifies episodes
+    (``GameSpec.episode_key``: a puzzle shown in another order is the same episode), so the
+    warm-up's stop is judged on episodes it never saw."""
     agent = _answer_agent(spec, reset)
     seen = set(exclude)
     seeds: list[int] = []
     candidate = VALIDATION_SEED_BASE + seed * 10**6
     try:
         while len(seeds) < count:
-            prompt = _prompt(spec, agent, candidate)
-            if prompt not in seen:
-                seen.add(prompt)
+            episode = _episode(spec, _first_observation(agent, candidate))
+            if episode not in seen:
+                seen.add(episode)
                 seeds.append(candidate)
             candidate += 1
     finally:
@@ -248,7 +293,7 @@ def answer_validator(
         solved = 0
         agent = _answer_agent(spec, reset)
         try:
-            episodes = [(s, _prompt(spec, agent, s, split)) for s in seeds]
+            episodes = [(s, _prompt(spec, _first_observation(agent, s, split))) for s in seeds]
             for start in range(0, len(episodes), batch_size):
                 chunk = episodes[start : start + batch_size]
                 prompts = [

@@ -85,16 +85,17 @@ def _warm_up(
     source = model if model == SMALL_MODEL else resolve_model(model)
     if (Path(source) / "adapter_config.json").is_file():
         raise ValueError(f"{source} is a LoRA adapter: the warm-up trains a full model")
-    examples = demonstrations(spec, config.seed, episodes, per_episode, reset)
-    if not examples:
+    shown = demonstrations(spec, config.seed, episodes, per_episode, reset)
+    if not shown:
         raise ValueError(f"no demonstrations of {spec.name} with these settings")
+    examples = [(d.prompt, d.reply) for d in shown]
     if model == SMALL_MODEL:
         from trainer.smallmodel import build_model
 
         source = str(output_dir / "initial")
         build_model(source, [p + r for p, r in examples[:CORPUS_EXAMPLES]], seed=config.seed)
-    prompts = {prompt for prompt, _ in examples}
-    seeds = validation_seeds(spec, config.seed, validation, reset, exclude=prompts)
+    demonstrated = {d.episode for d in shown}
+    seeds = validation_seeds(spec, config.seed, validation, reset, exclude=demonstrated)
     validate = answer_validator(spec, seeds, reset, max_new_tokens=max_new_tokens)
     with step_bars() as bars:
         task = bars.add_task(f"Warming up on {spec.name}", total=config.max_steps)
@@ -105,7 +106,7 @@ def _warm_up(
             validate,
             config,
             lambda line: bars.console.print(line, markup=False, highlight=False),
-            extra={"distinct_prompts": len(prompts), "reset": reset},
+            extra={"distinct_episodes": len(demonstrated), "reset": reset},
             on_step=lambda step: bars.update(task, completed=step),
         )
     click.echo(f"Warmed up in {record['steps']} steps ({record['stopped']}): {output_dir}")

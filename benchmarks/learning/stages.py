@@ -57,14 +57,17 @@ def _reset_flags(settings: Settings) -> list[str]:
 
 
 def build(run: Run) -> None:
-    from env_servers.countdown.solutions import warmup_demonstrations
+    from env_servers.core.registry import load_spec
     from trainer.smallmodel import build_model, parameter_count
+    from trainer.warmup import demonstrations
 
     s = run.settings
-    corpus_pairs = warmup_demonstrations(run.seed, min(2000, s.warmup_puzzles), 1, s.reset)
+    shown = demonstrations(
+        load_spec("countdown"), run.seed, min(2000, s.warmup_puzzles), 1, s.reset
+    )
     # the chat template's own words too, so the rendered prompt is short
     template = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
-    corpus = [template.format(prompt) + reply for prompt, reply in corpus_pairs]
+    corpus = [template.format(d.prompt) + d.reply for d in shown]
     directory = build_model(
         run.path("model-base"), corpus, arch=s.arch, vocab_size=s.vocab_size, seed=run.seed
     )
@@ -88,7 +91,7 @@ def warmup(run: Run) -> None:
         command, seconds = arenagym(run, *args, log_name="warmup.log")
     record = json.loads(run.path("model-warm/warmup.json").read_text())
     record |= {"command": command, "wall_s": seconds, "gpu_memory_mib": memory.peak_mib}
-    record["distinct_puzzles"] = record.pop("distinct_prompts")
+    record["distinct_puzzles"] = record.pop("distinct_episodes")
     run.record("warmup.json", record)
 
 

@@ -153,10 +153,11 @@ class GameSpec:
     example_answer: Callable[[Any, random.Random], str] | None = None
     """A well-formed answer-mode reply for a first observation."""
     demonstrations: str | None = None
-    """``"module:function"`` making supervised warm-up data (``arenagym warmup``):
-    ``(seed, count, per_episode, reset) -> [(prompt, reply), …]``, ``per_episode`` different
-    worked answer-mode replies to each of ``count`` train-pool episodes, the prompt as answer
-    mode shows it; None if the game has none."""
+    """``"module:function"`` giving worked answer-mode replies for a supervised warm-up
+    (``arenagym warmup``): ``(observation, count, rng) -> [reply, …]``, up to ``count``
+    different replies to the episode whose first observation is ``observation`` (a
+    ``random.Random`` picks among more); None if the game has none. The warm-up picks the
+    episodes, so it knows which ones its validation must leave out."""
     episode_key: Callable[[Any], Hashable] | None = None
     """A first observation → what identifies the episode, for dropping duplicate episodes."""
     seeds_vary: bool = True

@@ -11,10 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
-from env_servers.countdown.game import Puzzle, generate_puzzle, render_prompt
-from env_servers.countdown.models import CountdownResetOptions
+from env_servers.countdown.models import CountdownObservation
 
 _ATOM, _PRODUCT, _SUM = 3, 2, 1
 _PRECEDENCE = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
@@ -91,61 +89,9 @@ def solutions(numbers: tuple[int, ...] | list[int], target: int) -> list[Solutio
     return [Solution(text, steps) for text, _, steps in exprs]
 
 
-def demonstrations(
-    seed: int,
-    puzzles: int,
-    per_puzzle: int = 3,
-    *,
-    n_numbers: int = 4,
-    max_num: int = 9,
-    big_numbers: bool = False,
-    first_puzzle_seed: int = 0,
-) -> list[tuple[Puzzle, str]]:
-    """``(puzzle, reply)`` pairs from the train pool: ``per_puzzle`` different solutions of
-    each of ``puzzles`` puzzles (game seeds ``first_puzzle_seed ..``), the puzzle's own
-    fold among the candidates; shuffled by ``seed``."""
-    rng = random.Random(f"countdown-demos-{seed}")
-    pairs: list[tuple[Puzzle, str]] = []
-    for i in range(puzzles):
-        puzzle = generate_puzzle(
-            split="train",
-            seed=first_puzzle_seed + i,
-            n_numbers=n_numbers,
-            max_num=max_num,
-            big_numbers=big_numbers,
-        )
-        found = solutions(puzzle.numbers, puzzle.target)
-        if not found:
-            continue
-        chosen = rng.sample(found, min(per_puzzle, len(found)))
-        pairs += [(puzzle, solution.reply()) for solution in chosen]
-    rng.shuffle(pairs)
-    return pairs
-
-
-FIRST_SEED_STRIDE = 10**7
-"""Run seed ``s`` demonstrates the train-pool puzzles of game seeds ``s * FIRST_SEED_STRIDE ..``."""
-
-
-def warmup_demonstrations(
-    seed: int, count: int, per_episode: int, reset: dict[str, Any]
-) -> list[tuple[str, str]]:
-    """Countdown's warm-up data (``GameSpec.demonstrations``): ``(prompt, reply)`` pairs, the
-    game's own answer-mode prompt and a worked solution, ``per_episode`` different ones for
-    each of ``count`` train-pool puzzles made with the ``reset`` fields."""
-    options = CountdownResetOptions.model_validate(reset)
-    if options.numbers is not None or options.target is not None:
-        raise ValueError("demonstrations come from generated puzzles: leave out numbers/target")
-    pairs = demonstrations(
-        seed,
-        count,
-        per_episode,
-        n_numbers=options.n_numbers,
-        max_num=options.max_num,
-        big_numbers=options.big_numbers,
-        first_puzzle_seed=seed * FIRST_SEED_STRIDE,
-    )
-    return [
-        (render_prompt(puzzle.numbers, puzzle.target, options.attempts), reply)
-        for puzzle, reply in pairs
-    ]
+def worked_replies(observation: CountdownObservation, count: int, rng: random.Random) -> list[str]:
+    """Countdown's warm-up replies (``GameSpec.demonstrations``): up to ``count`` different
+    worked solutions of the puzzle that ``observation`` shows (``rng`` picks among more), the
+    puzzle's own fold among the candidates; none for a puzzle without a solution."""
+    found = solutions(observation.numbers, observation.target)
+    return [solution.reply() for solution in rng.sample(found, min(count, len(found)))]

@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from env_servers.countdown.expression import verify_message
-from env_servers.countdown.solutions import demonstrations, solutions, warmup_demonstrations
+from env_servers.countdown.solutions import solutions
 
 RESET = {"n_numbers": 4, "max_num": 9}
 
@@ -25,12 +26,25 @@ def test_every_solution_is_right_and_its_worked_steps_distinct() -> None:
         assert solution.steps[-1].endswith("=20")
 
 
+def _countdown_demonstrations(count: int, per_episode: int, seed: int = 0) -> list[Any]:
+    from env_servers.core.registry import load_spec
+    from trainer.warmup import demonstrations
+
+    return demonstrations(load_spec("countdown"), seed, count, per_episode, RESET)
+
+
 def test_demonstrations_come_from_the_train_pool_with_several_solutions() -> None:
-    pairs = demonstrations(0, 40, 3, n_numbers=4, max_num=9)
-    assert all(puzzle.pool == "train" for puzzle, _ in pairs)
-    assert len(pairs) > 40  # several solutions for most puzzles
-    assert all(verify_message(r, p.numbers, p.target).correct for p, r in pairs)
-    assert pairs == demonstrations(0, 40, 3, n_numbers=4, max_num=9)
+    from env_servers.countdown.game import pool_of
+
+    shown = _countdown_demonstrations(40, 3)
+    assert len(shown) > 40  # several solutions for most puzzles
+    assert len({d.episode for d in shown}) <= 40
+    for demonstration in shown:
+        numbers, target = demonstration.episode
+        assert pool_of(numbers, target) == "train"
+        assert verify_message(demonstration.reply, list(numbers), target).correct
+    assert shown == _countdown_demonstrations(40, 3)
+    assert shown != _countdown_demonstrations(40, 3, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -51,27 +65,29 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _examples(puzzles: int) -> list[tuple[str, str]]:
-    return warmup_demonstrations(0, puzzles, 2, RESET)
+    return [(d.prompt, d.reply) for d in _countdown_demonstrations(puzzles, 2)]
 
 
-def test_the_spec_declares_demonstrations_in_the_answer_mode_prompt() -> None:
+def test_demonstrations_answer_the_game_s_own_prompt_and_validation_avoids_their_puzzles() -> None:
     from env_servers.core.registry import load_spec
-    from trainer.warmup import demonstrations as game_demonstrations
     from trainer.warmup import validation_seeds
 
     spec = load_spec("countdown")
-    pairs = game_demonstrations(spec, 0, 10, 2, RESET)
-    assert pairs == _examples(10)
+    shown = _countdown_demonstrations(300, 1)
     agent = spec.client.in_process()
     try:
         observation = agent.reset(seed=0, split="train", **RESET).observation
+        assert spec.answer_prompt is not None and spec.episode_key is not None
+        assert spec.answer_prompt(observation) in {d.prompt for d in shown}  # seeds 0..299
+        demonstrated = {d.episode for d in shown}
+        seeds = validation_seeds(spec, 0, 60, RESET, exclude=demonstrated)
+        validated = {
+            spec.episode_key(agent.reset(seed=s, split="train", **RESET).observation) for s in seeds
+        }
     finally:
         agent.close()
-    assert spec.answer_prompt is not None
-    prompts = {prompt for prompt, _ in pairs}
-    assert spec.answer_prompt(observation) in prompts  # the game's own prompt, seeds 0..9
-    seeds = validation_seeds(spec, 0, 5, RESET, exclude=prompts)
-    assert len(seeds) == 5 == len(set(seeds))
+    assert len(seeds) == 60 == len(validated)  # distinct puzzles, not only distinct prompts
+    assert not validated & demonstrated  # a demonstrated puzzle reordered is excluded too
 
 
 def test_small_model_splits_digits_and_renders_the_qwen3_template(small_model: Path) -> None:
