@@ -170,6 +170,8 @@ DEMONSTRATION_SEED_STRIDE = 10**7
 """Warm-up seed ``s`` demonstrates the train-pool episodes of game seeds ``s * STRIDE ..``."""
 VALIDATION_SEED_BASE = 10**9
 """Validation episodes come from train-pool seeds far from any demonstration's."""
+VALIDATION_TRIES_PER_EPISODE = 50
+"""Seeds tried per validation episode before the game is judged too small for it."""
 
 
 class NoDemonstrations(ValueError):
@@ -264,17 +266,23 @@ def validation_seeds(
     agent = _answer_agent(spec, reset)
     seen = set(exclude)
     seeds: list[int] = []
-    candidate = VALIDATION_SEED_BASE + seed * 10**6
+    first = VALIDATION_SEED_BASE + seed * 10**6
+    tries = VALIDATION_TRIES_PER_EPISODE * count
     try:
-        while len(seeds) < count:
+        for candidate in range(first, first + tries):
             episode = _episode(spec, _first_observation(agent, candidate))
             if episode not in seen:
                 seen.add(episode)
                 seeds.append(candidate)
-            candidate += 1
+                if len(seeds) == count:
+                    return seeds
     finally:
         _close(agent)
-    return seeds
+    raise ValueError(
+        f"only {len(seeds)} of {tries} {spec.name} episodes tried differ from the "
+        f"demonstrations and each other, short of the {count} validation needs: these reset "
+        "fields make too few different episodes (a fixed one, or too small a game)"
+    )
 
 
 def answer_validator(

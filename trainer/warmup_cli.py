@@ -89,13 +89,13 @@ def _warm_up(
     if not shown:
         raise ValueError(f"no demonstrations of {spec.name} with these settings")
     examples = [(d.prompt, d.reply) for d in shown]
+    demonstrated = {d.episode for d in shown}
+    seeds = validation_seeds(spec, config.seed, validation, reset, exclude=demonstrated)
     if model == SMALL_MODEL:
         from trainer.smallmodel import build_model
 
         source = str(output_dir / "initial")
         build_model(source, [p + r for p, r in examples[:CORPUS_EXAMPLES]], seed=config.seed)
-    demonstrated = {d.episode for d in shown}
-    seeds = validation_seeds(spec, config.seed, validation, reset, exclude=demonstrated)
     validate = answer_validator(spec, seeds, reset, max_new_tokens=max_new_tokens)
     with step_bars() as bars:
         task = bars.add_task(f"Warming up on {spec.name}", total=config.max_steps)

@@ -24,9 +24,9 @@ SELECTION_SEED_BASE = 10**9
 def selection_seeds(run: Run) -> list[int]:
     """``selection_puzzles`` eval-pool seeds of distinct puzzles, none of which is one of the
     ``eval`` stage's (its episodes ``0 .. eval_episodes - 1``): puzzles, not prompts, are
-    compared, so a reordering of a held-out puzzle's numbers is excluded too. The pool's
-    puzzles are drawn as the held-out ones are, so the validation set is as hard; the train
-    pool's puzzles that training left unseen are the rarer, harder ones."""
+    compared, so a reordering of a held-out puzzle's numbers is excluded too. They are drawn
+    as the held-out ones are, less those, which are the pool's commoner puzzles: harder than
+    the held-out set, but far less so than the train-pool puzzles that training left unseen."""
     from clients.trl import make_env_factory
     from env_servers.core.registry import load_spec
 

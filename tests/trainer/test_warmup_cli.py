@@ -39,6 +39,10 @@ def test_a_game_without_demonstrations_is_one_line_naming_those_with() -> None:
         (["-m", "nowhere/to/be/found"], "No such model directory: nowhere/to/be/found."),
         (["-m", "tiny", "--device", "tpu"], "device tpu: expected cpu, cuda or cuda:N"),
         (["-m", "tiny", "--reset", "n_numbers=99"], "n_numbers"),
+        (
+            ["-m", "small", "--reset", "numbers=[1,2,3]", "--reset", "target=6", "--episodes=20"],
+            "too few different episodes",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(
