@@ -252,17 +252,29 @@ def _close(agent: GameAgent) -> None:
         agent._client.close()
 
 
+def episode_keys(
+    spec: GameSpec, seeds: Iterable[int], reset: Mapping[str, Any], split: str = "train"
+) -> set[Hashable]:
+    """The episodes of ``seeds`` of ``split``, as the game identifies them."""
+    agent = _answer_agent(spec, reset)
+    try:
+        return {_episode(spec, _first_observation(agent, seed, split)) for seed in seeds}
+    finally:
+        _close(agent)
+
+
 def validation_seeds(
     spec: GameSpec,
     seed: int,
     count: int,
     reset: Mapping[str, Any],
     exclude: Collection[Hashable] = (),
+    split: str = "train",
 ) -> list[int]:
-    """``count`` train-pool seeds of episodes that differ from each other and from
-    ``exclude`` (the demonstrations' ``episode``), compared as the game identifies episodes
-    (``GameSpec.episode_key``: a puzzle shown in another order is the same episode), so the
-    warm-up's stop is judged on episodes it never saw."""
+    """``count`` seeds of ``split`` (the train pool by default) of episodes that differ from
+    each other and from ``exclude`` (e.g. the demonstrations' ``episode``), compared as the
+    game identifies episodes (``GameSpec.episode_key``: a puzzle shown in another order is the
+    same episode), so the warm-up's stop is judged on episodes it never saw."""
     agent = _answer_agent(spec, reset)
     seen = set(exclude)
     seeds: list[int] = []
@@ -270,7 +282,7 @@ def validation_seeds(
     tries = VALIDATION_TRIES_PER_EPISODE * count
     try:
         for candidate in range(first, first + tries):
-            episode = _episode(spec, _first_observation(agent, candidate))
+            episode = _episode(spec, _first_observation(agent, candidate, split))
             if episode not in seen:
                 seen.add(episode)
                 seeds.append(candidate)
@@ -279,8 +291,8 @@ def validation_seeds(
     finally:
         _close(agent)
     raise ValueError(
-        f"only {len(seeds)} of {tries} {spec.name} episodes tried differ from the "
-        f"demonstrations and each other, short of the {count} validation needs: these reset "
+        f"only {len(seeds)} of {tries} {spec.name} episodes tried differ from those left "
+        f"out (the demonstrated ones) and each other, short of the {count} needed: these reset "
         "fields make too few different episodes (a fixed one, or too small a game)"
     )
 

@@ -17,9 +17,6 @@ from typing import Any
 
 from benchmarks.learning.stages import Run
 
-SELECTION_SEED_BASE = 10**9
-"""Validation episodes are eval-pool seeds this far from the held-out ones (0 up)."""
-
 
 def selection_seeds(run: Run) -> list[int]:
     """``selection_puzzles`` eval-pool seeds of distinct puzzles, none of which is one of the
@@ -27,31 +24,15 @@ def selection_seeds(run: Run) -> list[int]:
     compared, so a reordering of a held-out puzzle's numbers is excluded too. They are drawn
     as the held-out ones are, less those, which are the pool's commoner puzzles: harder than
     the held-out set, but far less so than the train-pool puzzles that training left unseen."""
-    from clients.trl import make_env_factory
     from env_servers.core.registry import load_spec
+    from trainer.warmup import episode_keys, validation_seeds
 
     s = run.settings
     spec = load_spec("countdown")
-    assert spec.episode_key is not None
-    agent = make_env_factory(spec, mode="answer", transport="inprocess", **s.reset)()
-
-    def key(seed: int) -> Any:
-        return spec.episode_key(agent._reset({"seed": seed, "split": "eval"}).observation)
-
-    try:
-        seen = {key(seed) for seed in range(s.eval_episodes)}
-        seeds: list[int] = []
-        candidate = SELECTION_SEED_BASE + run.seed * 10**6
-        while len(seeds) < s.selection_puzzles:
-            puzzle = key(candidate)
-            if puzzle not in seen:
-                seen.add(puzzle)
-                seeds.append(candidate)
-            candidate += 1
-    finally:
-        if agent._client is not None:
-            agent._client.close()
-    return seeds
+    held_out = episode_keys(spec, range(s.eval_episodes), s.reset, split="eval")
+    return validation_seeds(
+        spec, run.seed, s.selection_puzzles, s.reset, exclude=held_out, split="eval"
+    )
 
 
 def candidates(run: Run) -> list[tuple[str, int]]:
