@@ -275,6 +275,8 @@ def validation_seeds(
     each other and from ``exclude`` (e.g. the demonstrations' ``episode``), compared as the
     game identifies episodes (``GameSpec.episode_key``: a puzzle shown in another order is the
     same episode), so the warm-up's stop is judged on episodes it never saw."""
+    if count <= 0:
+        return []
     agent = _answer_agent(spec, reset)
     seen = set(exclude)
     seeds: list[int] = []
