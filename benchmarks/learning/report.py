@@ -160,6 +160,16 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
+def _selection_parts(
+    sel: dict[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The ``select`` stage's checkpoints and averages, apart, and the candidate it chose."""
+    checkpoints = [c for c in sel["candidates"] if "averaged" not in c]
+    averages = [c for c in sel["candidates"] if "averaged" in c]
+    chosen = next(c for c in sel["candidates"] if c["model"] == sel["selected"])
+    return checkpoints, averages, chosen
+
+
 def markdown(summary: dict[str, Any], png: str) -> str:
     """The report as Markdown."""
     lines = [f"# Countdown: GRPO through the game server, seed {summary['seed']}", ""]
@@ -220,8 +230,7 @@ def markdown(summary: dict[str, Any], png: str) -> str:
         ]
     sel = summary.get("selection")
     if sel:
-        checkpoints = [c for c in sel["candidates"] if "averaged" not in c]
-        chosen = next(c for c in sel["candidates"] if c["model"] == sel["selected"])
+        checkpoints, _, chosen = _selection_parts(sel)
         what = (
             f"the average of the checkpoints of steps {', '.join(map(str, chosen['averaged']))}"
             if "averaged" in chosen
@@ -285,15 +294,15 @@ def plot(summary: dict[str, Any], metrics: list[dict[str, Any]], out_png: Path) 
             axes[0].plot(steps, smooth, label=f"{label} (mean of {window})")
     sel = summary.get("selection")
     if sel:
+        checkpoints, averages, chosen = _selection_parts(sel)
         points = [(0, sel["warm_solve_rate"])]
-        points += [(c["step"], c["solve_rate"]) for c in sel["candidates"] if "averaged" not in c]
+        points += [(c["step"], c["solve_rate"]) for c in checkpoints]
         axes[0].plot(
             *zip(*points, strict=True), "o-", label=f"validation greedy ({sel['puzzles']} puzzles)"
         )
-        averaged = [(c["step"], c["solve_rate"]) for c in sel["candidates"] if "averaged" in c]
-        if averaged:
+        if averages:
+            averaged = [(c["step"], c["solve_rate"]) for c in averages]
             axes[0].plot(*zip(*averaged, strict=True), "s", label="averages (at their last step)")
-        chosen = next(c for c in sel["candidates"] if c["model"] == sel["selected"])
         axes[0].plot(
             [chosen["step"]], [chosen["solve_rate"]], "k*", markersize=12, label="evaluated"
         )
