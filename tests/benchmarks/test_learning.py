@@ -49,7 +49,6 @@ def test_demonstrations_come_from_the_train_pool_with_several_solutions() -> Non
 
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("trl")
     from trainer.smallmodel import build_model
 
     corpus = [text for pair in _examples(20) for text in pair]
@@ -271,7 +270,6 @@ def test_averaging_refuses_lora_adapters(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
-    pytest.importorskip("trl")
     from benchmarks.learning.__main__ import main
 
     main(["countdown", "--seed", "1", "--profile", "tiny", "--out", str(tmp_path)])

@@ -24,7 +24,6 @@ class ModelServer:
 
 @pytest.fixture(scope="session")
 def tiny_engine(tiny_model: Any) -> Any:
-    pytest.importorskip("trl")
     from trainer.serving.engine import load_engine
 
     return load_engine(str(tiny_model), backend="transformers", device="cpu")

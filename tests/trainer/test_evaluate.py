@@ -9,8 +9,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("trl")
-
 from clients.trl import make_env_factory
 from env_servers.countdown.client import CountdownClient
 from tests.live import LiveServer

@@ -9,10 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("matplotlib")
-pytest.importorskip("trl")
-
 from click.testing import CliRunner
 
 from env_servers.cli import main

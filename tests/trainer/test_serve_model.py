@@ -15,11 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
-import pytest
-
-pytest.importorskip("trl")
-
 import openai
+import pytest
 from transformers.utils import get_json_schema
 
 from clients.trl import make_env_factory

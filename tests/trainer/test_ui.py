@@ -13,9 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-
-pytest.importorskip("trl")
-
 from gradio_client import Client
 
 from env_servers.core.registry import load_spec
