@@ -56,6 +56,10 @@ def _trained_steps(run: Run, metrics: list[dict[str, Any]]) -> int:
     return max([metrics[-1]["step"], *steps])
 
 
+def _calls(count: int) -> str:
+    return "one `arenagym train` call" if count == 1 else f"{count} `arenagym train` calls"
+
+
 def summarise(run: Run) -> dict[str, Any]:
     """Every figure of the report, from the stages' outputs."""
     greedy = _load(run.path("eval-trained/results.json"))
@@ -109,6 +113,7 @@ def summarise(run: Run) -> dict[str, Any]:
         summary["training"] = {
             "steps": _trained_steps(run, metrics),
             "wall_s": train.get("seconds"),
+            "calls": len(train.get("calls", [])) or 1,
             "completions": batch * len(metrics),
             "generated_tokens": tokens,
             "generated_tokens_per_s": tokens / train["seconds"] if train.get("seconds") else None,
@@ -221,7 +226,7 @@ def markdown(summary: dict[str, Any], png: str) -> str:
     if tr:
         lines += [
             f"Training: {tr['steps']} GRPO steps, {tr['completions']} completions, "
-            f"{tr['wall_s']:.0f} s wall (model load included); "
+            f"{tr['wall_s']:.0f} s wall ({_calls(tr.get('calls', 1))}, model load included); "
             f"{tr['generated_tokens_per_s']:.0f} generated tokens/s over the wall time "
             f"({tr['generated_tokens_per_step_s']:.0f} over the steps); "
             f"peak GPU memory in use {tr['gpu_memory_mib']} MiB (nvidia-smi, whole GPU). Reward {tr['first_reward']:.3f} at "

@@ -166,7 +166,15 @@ def train(run: Run) -> None:
         command, seconds = arenagym(
             run, "train", "--config", str(config), log_name=f"train-{len(calls) + 1}.log"
         )
-    calls.append({"command": command, "seconds": seconds, "gpu_memory_mib": memory.peak_mib})
+    calls.append(
+        {
+            "command": command,
+            "max_steps": run.settings.max_steps,
+            "max_time_s": run.settings.max_time_s,
+            "seconds": seconds,
+            "gpu_memory_mib": memory.peak_mib,
+        }
+    )
     run.record(
         "train.json",
         {

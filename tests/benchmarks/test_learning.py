@@ -279,6 +279,7 @@ def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     assert summary["eval"]["base_sampled"]["samples"] == 2
     assert summary["overhead"]["inprocess"]["step_s"] > 0
     assert summary["training"]["steps"] == 2
+    assert summary["training"]["calls"] == 1
     selection = summary["selection"]
     assert selection["puzzles"] == 8
     assert [c["step"] for c in selection["candidates"]] == [1, 2, 2]
@@ -293,7 +294,7 @@ def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     again = ["--stage", "train", "--force", "--set", "max_steps=3"]
     main(["countdown", "--seed", "1", "--profile", "tiny", "--out", str(tmp_path), *again])
     record = json.loads((tmp_path / "train.json").read_text())
-    assert len(record["calls"]) == 2
+    assert [call["max_steps"] for call in record["calls"]] == [2, 3]  # each call's own limits
     assert record["seconds"] == sum(call["seconds"] for call in record["calls"])
     assert (tmp_path / "train" / "checkpoint-3").is_dir()
     steps = [json.loads(line)["step"] for line in (tmp_path / "train" / "metrics.jsonl").open()]
