@@ -42,7 +42,7 @@ class WarmupConfig:
     max_steps: int = 3000
     lr_warmup_steps: int = 50
     eval_every: int = 50
-    stop_at: float = 0.25
+    stop_at: float = 0.15
     """Stop once the validation solve rate reaches this (1.0: never stop early)."""
     seed: int = 0
     device: str | None = None

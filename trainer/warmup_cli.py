@@ -133,7 +133,7 @@ def game_command(spec: GameSpec) -> click.Command:
         option(
             "--stop-at",
             click.FloatRange(0.0, 1.0, min_open=True),
-            0.25,
+            0.15,
             "Stop once greedy decoding solves this share of the validation episodes.",
         ),
         option("--max-steps", click.IntRange(1), 2500, "Optimiser steps at most."),
@@ -145,7 +145,7 @@ def game_command(spec: GameSpec) -> click.Command:
         option(
             "--validation",
             click.IntRange(1),
-            256,
+            512,
             f"Validation {unit} (train pool, none of the demonstrated ones).",
         ),
         option("--max-new-tokens", click.IntRange(1), 64, "Longest validation reply."),
