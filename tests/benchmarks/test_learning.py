@@ -14,6 +14,7 @@ import pytest
 from env_servers.countdown.expression import verify_message
 from env_servers.countdown.solutions import solutions
 
+ROOT = Path(__file__).resolve().parents[2]
 RESET = {"n_numbers": 4, "max_num": 9}
 
 
@@ -299,3 +300,24 @@ def test_every_stage_runs_at_tiny_sizes(tmp_path: Path) -> None:
     assert (tmp_path / "train" / "checkpoint-3").is_dir()
     steps = [json.loads(line)["step"] for line in (tmp_path / "train" / "metrics.jsonl").open()]
     assert steps == [1, 3]  # rewards are logged on generation steps, every num_iterations
+
+
+def test_the_small_model_config_trains_as_the_learning_benchmark(tmp_path: Path) -> None:
+    """``configs/countdown-small.yaml`` is what the README offers for the measured result, so
+    every training field it sets is the benchmark's (its time limit is for one whole run)."""
+    import yaml
+
+    from benchmarks.learning.settings import GPU
+    from benchmarks.learning.stages import Run, train_config
+    from trainer.config import load_config
+
+    shipped = yaml.safe_load((ROOT / "configs" / "countdown-small.yaml").read_text())
+    run = Run(0, tmp_path, GPU, "http://127.0.0.1:1")
+    benchmark = yaml.safe_load(train_config(run, tmp_path / "train").read_text())
+    differ = {
+        key: (value, benchmark[key])
+        for key, value in shipped.items()
+        if key not in {"model", "output_dir", "max_time_s"} and benchmark.get(key) != value
+    }
+    assert not differ
+    assert load_config(ROOT / "configs" / "countdown-small.yaml").max_time_s == 2 * GPU.max_time_s
