@@ -226,7 +226,7 @@ def markdown(summary: dict[str, Any], png: str) -> str:
     if tr:
         lines += [
             f"Training: {tr['steps']} GRPO steps, {tr['completions']} completions, "
-            f"{tr['wall_s']:.0f} s wall ({_calls(tr.get('calls', 1))}, model load included); "
+            f"{tr['wall_s']:.0f} s wall ({_calls(tr['calls'])}, model load included); "
             f"{tr['generated_tokens_per_s']:.0f} generated tokens/s over the wall time "
             f"({tr['generated_tokens_per_step_s']:.0f} over the steps); "
             f"peak GPU memory in use {tr['gpu_memory_mib']} MiB (nvidia-smi, whole GPU). Reward {tr['first_reward']:.3f} at "
